@@ -1,0 +1,2725 @@
+//! The op rules: for every family of the op table, PyTorch's shape, stride and
+//! dtype rule (its meta function) and what the op does to the domain (a fresh
+//! tensor, a view, an in-place data or metadata mutation, a storage swap).
+
+use super::domain::*;
+use super::interp::{op_error, Interp, R};
+use super::state::{Meta, Mode};
+use super::value::Value;
+use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
+use crate::ops::{OpClass, OpDef, OpTable};
+use crate::report::Diagnostic;
+use crate::sym::SymInt;
+use crate::syntax::ast::{BinOp, CmpOp};
+use crate::syntax::Span;
+use std::rc::Rc;
+
+fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
+    Diagnostic::error(code, msg, span)
+}
+
+fn oe(code: &'static str, msg: impl Into<String>) -> OpError {
+    OpError::new(code, msg)
+}
+
+/// The bound arguments of one call, with typed accessors.
+pub struct Args<'o> {
+    pub op: &'o OpDef,
+    pub v: Vec<Value>,
+}
+
+impl Args<'_> {
+    fn idx(&self, name: &str) -> usize {
+        self.op.params.iter().position(|p| p.name == name).unwrap_or(usize::MAX)
+    }
+
+    pub fn get(&self, name: &str) -> &Value {
+        self.v.get(self.idx(name)).unwrap_or(&Value::None)
+    }
+
+    pub fn tensor(&self, name: &str) -> OpResult<TensorId> {
+        match self.get(name) {
+            Value::Tensor(t) => Ok(*t),
+            other => Err(oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be a Tensor, not `{}`", self.op.name, other.type_name()),
+            )),
+        }
+    }
+
+    pub fn opt_tensor(&self, name: &str) -> OpResult<Option<TensorId>> {
+        match self.get(name) {
+            Value::None => Ok(None),
+            _ => self.tensor(name).map(Some),
+        }
+    }
+
+    pub fn int(&self, it: &mut Interp, name: &str) -> OpResult<i64> {
+        match self.get(name) {
+            Value::Int(i) => it.m.sizes.concrete(i, &format!("{}()'s `{name}`", self.op.name)),
+            Value::Bool(b) => Ok(*b as i64),
+            other => Err(oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be an int, not `{}`", self.op.name, other.type_name()),
+            )),
+        }
+    }
+
+    pub fn sym(&self, name: &str) -> OpResult<SymInt> {
+        match self.get(name) {
+            Value::Int(i) => Ok(i.clone()),
+            Value::Bool(b) => Ok(SymInt::int(*b as i64)),
+            other => Err(oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be an int, not `{}`", self.op.name, other.type_name()),
+            )),
+        }
+    }
+
+    pub fn opt_int(&self, it: &mut Interp, name: &str) -> OpResult<Option<i64>> {
+        match self.get(name) {
+            Value::None => Ok(None),
+            _ => self.int(it, name).map(Some),
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> OpResult<bool> {
+        match self.get(name) {
+            Value::Bool(b) => Ok(*b),
+            Value::Int(i) if i.as_int().is_some() => Ok(i.as_int() != Some(0)),
+            other => Err(oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be a bool, not `{}`", self.op.name, other.type_name()),
+            )),
+        }
+    }
+
+    /// An int list (a tuple/list of ints, or one int).
+    pub fn syms(&self, name: &str) -> OpResult<Vec<SymInt>> {
+        to_syms(self.get(name)).ok_or_else(|| {
+            oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be a tuple of ints, not `{}`", self.op.name, self.get(name).type_name()),
+            )
+        })
+    }
+
+    pub fn ints(&self, it: &mut Interp, name: &str) -> OpResult<Vec<i64>> {
+        let syms = self.syms(name)?;
+        syms.iter().map(|s| it.m.sizes.concrete(s, &format!("{}()'s `{name}`", self.op.name))).collect()
+    }
+
+    /// None, an int or a list of ints (dims).
+    pub fn opt_dims(&self, it: &mut Interp, name: &str) -> OpResult<Option<Vec<i64>>> {
+        match self.get(name) {
+            Value::None => Ok(None),
+            Value::Int(_) | Value::Bool(_) => Ok(Some(vec![self.int(it, name)?])),
+            _ => Ok(Some(self.ints(it, name)?)),
+        }
+    }
+
+    pub fn dtype(&self, name: &str) -> OpResult<Option<DType>> {
+        match self.get(name) {
+            Value::None => Ok(None),
+            Value::Dtype(d) => Ok(Some(*d)),
+            other => Err(oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be a torch.dtype, not `{}`", self.op.name, other.type_name()),
+            )),
+        }
+    }
+
+    pub fn memory_format(&self, name: &str) -> OpResult<Option<MemoryFormat>> {
+        match self.get(name) {
+            Value::None => Ok(None),
+            Value::MemoryFormat(f) => Ok(Some(*f)),
+            other => Err(oe(
+                "arguments",
+                format!("{}(): argument `{name}` must be a torch.memory_format, not `{}`", self.op.name, other.type_name()),
+            )),
+        }
+    }
+
+    pub fn tensors(&self, name: &str) -> OpResult<Vec<TensorId>> {
+        let items = self.get(name).sequence().ok_or_else(|| {
+            oe("arguments", format!("{}(): argument `{name}` must be a tuple or list of tensors", self.op.name))
+        })?;
+        items
+            .iter()
+            .map(|v| match v {
+                Value::Tensor(t) => Ok(*t),
+                other => Err(oe(
+                    "arguments",
+                    format!("{}(): expected a tensor in `{name}`, got `{}`", self.op.name, other.type_name()),
+                )),
+            })
+            .collect()
+    }
+}
+
+pub fn to_syms(v: &Value) -> Option<Vec<SymInt>> {
+    match v {
+        Value::Int(i) => Some(vec![i.clone()]),
+        Value::Tuple(_) | Value::List(_) => v
+            .sequence()?
+            .iter()
+            .map(|x| match x {
+                Value::Int(i) => Some(i.clone()),
+                Value::Bool(b) => Some(SymInt::int(*b as i64)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn int_list_str(v: &[i64]) -> String {
+    format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+// ---------------------------------------------------------------- entry
+
+pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) -> R<Value> {
+    let a = Args { op, v: args };
+    // F.relu(x, inplace=True) and friends are the in-place op.
+    if !op.derived_inplace && op.params.iter().any(|p| p.name == "inplace") && matches!(a.get("inplace"), Value::Bool(true)) {
+        let inplace_name = format!("{}_", op.name);
+        if let Some(ip) = OpTable::get().lookup(&inplace_name) {
+            return apply_inplace(it, ip, a, span);
+        }
+        return apply_inplace(it, op, a, span);
+    }
+    match op.class {
+        OpClass::InplaceData => apply_inplace(it, op, a, span),
+        OpClass::View => {
+            let r = view_rule(it, op.rule, &a, span).map_err(|e| op_error(e, span))?;
+            let base = a.tensor("self").map_err(|e| op_error(e, span))?;
+            Ok(match r {
+                ViewResult::Same => Value::Tensor(base),
+                ViewResult::View(meta) => Value::Tensor(make_view(it, base, meta, op.name, span)),
+            })
+        }
+        OpClass::MultiView => multi_view(it, op, &a, span).map_err(|e| op_error(e, span)),
+        OpClass::ViewOrCopy => view_or_copy(it, op, &a, span).map_err(|e| op_error(e, span)),
+        OpClass::InplaceMeta => inplace_meta(it, op, &a, span).map_err(|e| op_error(e, span)),
+        OpClass::Storage => storage_op(it, op, &a, span).map_err(|e| op_error(e, span)),
+        OpClass::Autograd => autograd_op(it, op, &a, span).map_err(|e| op_error(e, span)),
+        OpClass::Creation => creation(it, op, &a, span).map_err(|e| op_error(e, span)),
+        OpClass::Functional => {
+            let (metas, inputs, result_fixups) = functional(it, op, &a, span).map_err(|e| op_error(e, span))?;
+            if let Some(v) = result_fixups {
+                return Ok(v);
+            }
+            let mut outs = Vec::new();
+            for m in metas {
+                outs.push(it.m.fresh(m, span, op.name));
+            }
+            it.m.record_history(op.name, false, &inputs, &outs, span).map_err(|e| op_error(e, span))?;
+            // Integer outputs (indices) never require grad: detach them from the node.
+            for &o in &outs {
+                if !it.m.tensors[o].dtype.can_require_grad() {
+                    it.m.tensors[o].grad_fn = None;
+                }
+            }
+            Ok(if outs.len() == 1 && !returns_tuple(op.name) {
+                Value::Tensor(outs[0])
+            } else {
+                Value::tuple(outs.into_iter().map(Value::Tensor).collect())
+            })
+        }
+    }
+}
+
+fn returns_tuple(op: &str) -> bool {
+    matches!(op, "sort" | "topk" | "max" | "min")
+}
+
+fn make_view(it: &mut Interp, base: TensorId, meta: Meta, op: &'static str, span: Span) -> TensorId {
+    let autograd_view = !matches!(op, "detach");
+    it.m.view_of(base, meta, op, false, autograd_view, span)
+}
+
+// ---------------------------------------------------------------- dtypes
+
+/// One operand of a pointwise op for type promotion.
+#[derive(Clone, Copy, Debug)]
+pub enum Operand {
+    Tensor(TensorId),
+    /// A Python number: its dtype category's default dtype.
+    Scalar(DType),
+}
+
+fn scalar_dtype(v: &Value) -> Option<DType> {
+    match v {
+        Value::Bool(_) => Some(DType::Bool),
+        Value::Int(_) => Some(DType::I64),
+        Value::Float(_) => Some(DType::F64),
+        _ => None,
+    }
+}
+
+fn operand(v: &Value) -> Option<Operand> {
+    match v {
+        Value::Tensor(t) => Some(Operand::Tensor(*t)),
+        other => scalar_dtype(other).map(Operand::Scalar),
+    }
+}
+
+fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
+    let (Some(h), l) = (higher, lower) else { return lower };
+    if h.is_complex() {
+        return Some(h);
+    }
+    if let Some(l) = l {
+        if l.is_complex() {
+            return Some(if h.is_floating() { h.to_complex() } else { l });
+        }
+    }
+    if h.is_floating() {
+        return Some(h);
+    }
+    if h == DType::Bool || l.is_some_and(|l| l.is_floating()) {
+        return Some(match l {
+            Some(l) => DType::promote(h, l),
+            None => h,
+        });
+    }
+    Some(h)
+}
+
+/// ATen's `result_type`: tensors with dims, then zero-dim tensors, then
+/// wrapped numbers, each only when of a higher category.
+pub fn result_type(it: &Interp, ops: &[Operand]) -> DType {
+    let (mut dim, mut zero, mut wrapped): (Option<DType>, Option<DType>, Option<DType>) = (None, None, None);
+    let promote = |acc: Option<DType>, d: DType| Some(acc.map_or(d, |a| DType::promote(a, d)));
+    for o in ops {
+        match o {
+            Operand::Tensor(t) => {
+                let t = it.m.t(*t);
+                if t.sizes.is_empty() {
+                    zero = promote(zero, t.dtype);
+                } else {
+                    dim = promote(dim, t.dtype);
+                }
+            }
+            Operand::Scalar(d) => {
+                let d = if d.is_floating() {
+                    DType::F32
+                } else if d.is_complex() {
+                    DType::C64
+                } else {
+                    *d
+                };
+                wrapped = promote(wrapped, d);
+            }
+        }
+    }
+    combine_categories(dim, combine_categories(zero, wrapped)).unwrap_or(DType::F32)
+}
+
+// ---------------------------------------------------------------- pointwise
+
+struct Pointwise {
+    sizes: Vec<SymInt>,
+    dtype: DType,
+    tensors: Vec<TensorId>,
+}
+
+/// Broadcast shape and promoted dtype of a pointwise op's operands.
+fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<Pointwise> {
+    let mut ops = Vec::new();
+    let mut tensors = Vec::new();
+    let mut sizes: Vec<SymInt> = Vec::new();
+    for v in values {
+        if let Value::None = v {
+            continue;
+        }
+        let o = operand(v).ok_or_else(|| oe("arguments", format!("expected a tensor or a number, got `{}`", v.type_name())))?;
+        if let Operand::Tensor(t) = o {
+            let ts = it.m.t(t).sizes.clone();
+            sizes = shape::broadcast_shapes(&sizes, &ts, &mut it.m.sizes)?;
+            tensors.push(t);
+        }
+        ops.push(o);
+    }
+    let common = result_type(it, &ops);
+    let dtype = match dtype_rule {
+        "float" => {
+            if common.is_integral() {
+                DType::F32
+            } else {
+                common
+            }
+        }
+        "bool" => DType::Bool,
+        "int" => {
+            if !common.is_integral() {
+                return Err(oe("other", format!("bitwise ops are not implemented for '{}'", common.name())));
+            }
+            common
+        }
+        _ => common,
+    };
+    Ok(Pointwise { sizes, dtype, tensors })
+}
+
+fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Vec<SymInt>> {
+    let ts: Vec<Tensor> = tensors.iter().map(|&t| it.m.t(t).clone()).collect();
+    let operands: Vec<IterOperand> = ts
+        .iter()
+        .map(|t| IterOperand {
+            sizes: &t.sizes,
+            strides: &t.strides,
+            dtype: t.dtype,
+        })
+        .collect();
+    shape::iterator_output_strides(sizes, &operands, &mut it.m.sizes)
+}
+
+fn pointwise_meta(it: &mut Interp, p: &Pointwise) -> OpResult<Meta> {
+    let strides = iter_strides(it, &p.sizes, &p.tensors)?;
+    Ok(Meta {
+        sizes: p.sizes.clone(),
+        strides,
+        offset: SymInt::int(0),
+        dtype: p.dtype,
+    })
+}
+
+// ---------------------------------------------------------------- tensor operators
+
+pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) -> R<Value> {
+    let (name, swap) = match op {
+        BinOp::Add => ("add", false),
+        BinOp::Sub => ("sub", false),
+        BinOp::Mul => ("mul", false),
+        BinOp::Div => ("div", false),
+        BinOp::FloorDiv => ("floor_divide", false),
+        BinOp::Mod => ("remainder", false),
+        BinOp::Pow => ("pow", false),
+        BinOp::MatMul => ("matmul", false),
+        BinOp::BitAnd => ("bitwise_and", false),
+        BinOp::BitOr => ("bitwise_or", false),
+        BinOp::BitXor => ("bitwise_xor", false),
+        BinOp::LShift => ("bitwise_left_shift", false),
+        BinOp::RShift => ("bitwise_right_shift", false),
+    };
+    let _ = swap;
+    if !matches!(l, Value::Tensor(_)) && !matches!(r, Value::Tensor(_)) {
+        return it.binop(op, l, r, span);
+    }
+    for v in [&l, &r] {
+        if !matches!(v, Value::Tensor(_)) && scalar_dtype(v).is_none() {
+            return Err(err(
+                "type",
+                format!("unsupported operand types for {}: `{}` and `{}`", op.symbol(), l.type_name(), r.type_name()),
+                span,
+            ));
+        }
+    }
+    if op == BinOp::MatMul && !(matches!(l, Value::Tensor(_)) && matches!(r, Value::Tensor(_))) {
+        return Err(err("type", "@ needs two tensors", span));
+    }
+    it.call_op(name, vec![l, r], Vec::new(), span)
+}
+
+pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span) -> R<Value> {
+    let name = match op {
+        CmpOp::Eq => "eq",
+        CmpOp::Ne => "ne",
+        CmpOp::Lt => "lt",
+        CmpOp::Le => "le",
+        CmpOp::Gt => "gt",
+        CmpOp::Ge => "ge",
+        _ => return Err(err("unsupported", format!("`{}` on tensors is not supported", op.symbol()), span)),
+    };
+    // 2 < x is x > 2.
+    let (name, l, r) = if matches!(l, Value::Tensor(_)) {
+        (name, l, r)
+    } else {
+        let flipped = match name {
+            "lt" => "gt",
+            "gt" => "lt",
+            "le" => "ge",
+            "ge" => "le",
+            n => n,
+        };
+        (flipped, r, l)
+    };
+    if matches!(r, Value::None) {
+        return Ok(Value::Bool(name == "ne"));
+    }
+    it.call_op(name, vec![l, r], Vec::new(), span)
+}
+
+// ---------------------------------------------------------------- attributes and queries
+
+pub fn tensor_attr(it: &mut Interp, t: TensorId, attr: &str, attr_span: Span, span: Span) -> R<Value> {
+    let tt = it.m.t(t).clone();
+    Ok(match attr {
+        "shape" => Value::tuple(tt.sizes.iter().cloned().map(Value::Int).collect()),
+        "ndim" => Value::int(tt.sizes.len() as i64),
+        "dtype" => Value::Dtype(tt.dtype),
+        "requires_grad" => Value::Bool(it.m.requires_grad(t)),
+        "is_leaf" => Value::Bool(it.m.is_leaf(t)),
+        "grad_fn" => {
+            if it.m.grad_fn(t).is_some() {
+                Value::Str(Rc::from("grad_fn"))
+            } else {
+                Value::None
+            }
+        }
+        "device" => Value::Device(Rc::from("cpu")),
+        "is_cuda" => Value::Bool(false),
+        "layout" => Value::Str(Rc::from("strided")),
+        "T" => {
+            let n = tt.sizes.len() as i64;
+            let dims: Vec<Value> = (0..n).rev().map(Value::int).collect();
+            return it.call_op("permute", vec![Value::Tensor(t), Value::tuple(dims)], Vec::new(), span);
+        }
+        "mT" => {
+            if tt.sizes.len() < 2 {
+                return Err(err("dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.", span));
+            }
+            return it.call_op("transpose", vec![Value::Tensor(t), Value::int(-2), Value::int(-1)], Vec::new(), span);
+        }
+        "H" | "mH" => {
+            if attr == "H" && tt.sizes.len() != 2 && !tt.sizes.is_empty() {
+                return Err(err("other", "tensor.H is only supported on matrices (2-D tensors).", span));
+            }
+            if tt.sizes.len() < 2 {
+                return Ok(Value::Tensor(t));
+            }
+            return it.call_op("transpose", vec![Value::Tensor(t), Value::int(-2), Value::int(-1)], Vec::new(), span);
+        }
+        "real" => return it.call_op("real", vec![Value::Tensor(t)], Vec::new(), span),
+        "imag" => return it.call_op("imag", vec![Value::Tensor(t)], Vec::new(), span),
+        "data" => {
+            return Err(err("unsupported", "`.data` is not supported", attr_span).with_help("use `.detach()`"));
+        }
+        _ => {
+            if is_query(attr) || OpTable::get().lookup(attr).is_some_and(|o| o.method) {
+                Value::Method {
+                    receiver: Box::new(Value::Tensor(t)),
+                    name: Rc::from(attr),
+                }
+            } else {
+                let table = OpTable::get();
+                let names = table.names(|o| o.method).chain(QUERIES.iter().copied()).chain(["shape", "ndim", "dtype", "requires_grad", "is_leaf", "T", "mT", "H"]);
+                let mut d = err("unknown-op", format!("tensors have no method or attribute `{attr}` that tpi knows"), attr_span).with_label("unknown here");
+                if let Some(s) = crate::ops::did_you_mean(attr, names) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                return Err(d);
+            }
+        }
+    })
+}
+
+const QUERIES: &[&str] = &[
+    "size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset", "is_contiguous", "is_floating_point",
+    "is_complex", "element_size", "item", "tolist", "type", "untyped_storage", "data_ptr", "get_device", "is_inference",
+];
+
+fn is_query(name: &str) -> bool {
+    QUERIES.contains(&name)
+}
+
+pub fn tensor_method(
+    it: &mut Interp,
+    t: TensorId,
+    name: &str,
+    pos: Vec<Value>,
+    kw: Vec<(String, Value)>,
+    span: Span,
+    func_span: Span,
+) -> R<Value> {
+    if is_query(name) {
+        return query(it, t, name, pos, kw, span);
+    }
+    let table = OpTable::get();
+    match table.lookup(name).filter(|o| o.method) {
+        Some(op) => {
+            let mut all = vec![Value::Tensor(t)];
+            all.extend(pos);
+            let args = it.bind(op, all, kw, span)?;
+            apply(it, op, args, span)
+        }
+        None => Err(err("unknown-op", format!("`{name}` is not a tensor method tpi knows"), func_span)),
+    }
+}
+
+fn query(it: &mut Interp, t: TensorId, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+    let tt = it.m.t(t).clone();
+    let dim_arg = |it: &mut Interp, v: Option<&Value>| -> R<Option<usize>> {
+        match v {
+            None | Some(Value::None) => Ok(None),
+            Some(Value::Int(i)) => {
+                let d = it.m.sizes.concrete(i, "a dim").map_err(|e| op_error(e, span))?;
+                shape::wrap_dim(d, tt.sizes.len()).map(Some).map_err(|e| op_error(e, span))
+            }
+            Some(other) => Err(err("type", format!("a dim must be an int, not `{}`", other.type_name()), span)),
+        }
+    };
+    let first = pos.first().or(kw.iter().find(|(k, _)| k == "dim").map(|(_, v)| v));
+    Ok(match name {
+        "size" => match dim_arg(it, first)? {
+            Some(d) => Value::Int(tt.sizes[d].clone()),
+            None => Value::tuple(tt.sizes.iter().cloned().map(Value::Int).collect()),
+        },
+        "stride" => match dim_arg(it, first)? {
+            Some(d) => Value::Int(tt.strides[d].clone()),
+            None => Value::tuple(tt.strides.iter().cloned().map(Value::Int).collect()),
+        },
+        "dim" | "ndimension" => Value::int(tt.sizes.len() as i64),
+        "numel" | "nelement" => Value::Int(it.m.numel(t).map_err(|e| op_error(e, span))?),
+        "storage_offset" => Value::Int(tt.offset.clone()),
+        "is_contiguous" => {
+            let f = match first.or(kw.iter().find(|(k, _)| k == "memory_format").map(|(_, v)| v)) {
+                Some(Value::MemoryFormat(f)) => *f,
+                _ => MemoryFormat::Contiguous,
+            };
+            Value::Bool(shape::is_contiguous_as(&tt.sizes, &tt.strides, f, &mut it.m.sizes))
+        }
+        "is_floating_point" => Value::Bool(tt.dtype.is_floating()),
+        "is_complex" => Value::Bool(tt.dtype.is_complex()),
+        "element_size" => Value::int(tt.dtype.itemsize()),
+        "is_inference" => Value::Bool(tt.is_inference),
+        "get_device" => Value::int(-1),
+        "item" | "tolist" | "data_ptr" => {
+            return Err(err("data-dependent", format!("`.{name}()` reads the tensor's data, which tpi does not know"), span))
+        }
+        _ => return Err(err("unsupported", format!("`.{name}()` is not supported"), span)),
+    })
+}
+
+// ---------------------------------------------------------------- views
+
+enum ViewResult {
+    Same,
+    View(Meta),
+}
+
+
+/// The metadata of the view an op makes of `self`.
+fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
+    let _ = span;
+    let me = a.tensor("self")?;
+    let t = it.m.t(me).clone();
+    let nd = t.sizes.len();
+    let mut meta = it.m.meta_of(me);
+    match rule {
+        "view" | "view_as" => {
+            if let Value::Dtype(d) = a.get("size") {
+                return view_dtype(it, &t, *d).map(ViewResult::View);
+            }
+            let target = if rule == "view_as" {
+                it.m.t(a.tensor("other")?).sizes.clone()
+            } else {
+                a.syms("size")?
+            };
+            let numel = it.m.numel(me)?;
+            let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
+            match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)? {
+                Some(strides) => {
+                    meta.sizes = sizes;
+                    meta.strides = strides;
+                }
+                None => {
+                    return Err(oe(
+                        "view-stride",
+                        format!(
+                            "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces): cannot view a tensor with shape {} and strides {} as shape {}",
+                            show(&t.sizes),
+                            show(&t.strides),
+                            show(&sizes)
+                        ),
+                    )
+                    .help("use .reshape(...) instead, which copies when a view is impossible"))
+                }
+            }
+        }
+        "as_strided" => {
+            let sizes = a.syms("size")?;
+            let strides = a.syms("stride")?;
+            if sizes.len() != strides.len() {
+                return Err(oe("other", format!("mismatch in length of strides and shape: {} vs {}", strides.len(), sizes.len())));
+            }
+            for s in sizes.iter().chain(&strides) {
+                if it.m.sizes.lt_int(s, 0) {
+                    return Err(oe("other", "as_strided: negative sizes or strides are not allowed"));
+                }
+            }
+            meta.sizes = sizes;
+            meta.strides = strides;
+            if let Value::Int(o) = a.get("storage_offset") {
+                meta.offset = o.clone();
+            }
+        }
+        "expand" | "expand_as" => {
+            let target = if rule == "expand_as" { it.m.t(a.tensor("other")?).sizes.clone() } else { a.syms("size")? };
+            let (sizes, strides) = expand_geometry(it, &t, &target)?;
+            meta.sizes = sizes;
+            meta.strides = strides;
+        }
+        "transpose" => {
+            let d0 = shape::wrap_dim(a.int(it, "dim0")?, nd)?;
+            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
+            if nd == 0 {
+                return Ok(ViewResult::View(meta));
+            }
+            meta.sizes.swap(d0, d1);
+            meta.strides.swap(d0, d1);
+        }
+        "t" => {
+            if nd > 2 {
+                return Err(oe("dim-out-of-range", format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D")));
+            }
+            if nd == 2 {
+                meta.sizes.swap(0, 1);
+                meta.strides.swap(0, 1);
+            }
+        }
+        "permute" => {
+            let dims = a.ints(it, "dims")?;
+            if dims.len() != nd {
+                return Err(oe(
+                    "permute",
+                    format!("permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to len(dims) = {}", dims.len()),
+                ));
+            }
+            let mut seen = vec![false; nd];
+            let mut sizes = Vec::with_capacity(nd);
+            let mut strides = Vec::with_capacity(nd);
+            for &d in &dims {
+                let w = shape::wrap_dim(d, nd)?;
+                if seen[w] {
+                    return Err(oe("permute", "permute(): duplicate dims are not allowed."));
+                }
+                seen[w] = true;
+                sizes.push(t.sizes[w].clone());
+                strides.push(t.strides[w].clone());
+            }
+            meta.sizes = sizes;
+            meta.strides = strides;
+        }
+        "movedim" => {
+            let src: Vec<i64> = match a.get("source") {
+                Value::Int(_) => vec![a.int(it, "source")?],
+                _ => a.ints(it, "source")?,
+            };
+            let dst: Vec<i64> = match a.get("destination") {
+                Value::Int(_) => vec![a.int(it, "destination")?],
+                _ => a.ints(it, "destination")?,
+            };
+            if src.len() != dst.len() {
+                return Err(oe("other", format!("movedim: Invalid source or destination dims: source ({}) dims should contain the same number of dims as destination ({}) dims", int_list_str(&src), int_list_str(&dst))));
+            }
+            let src: Vec<usize> = src.iter().map(|&d| shape::wrap_dim(d, nd)).collect::<OpResult<_>>()?;
+            let dst: Vec<usize> = dst.iter().map(|&d| shape::wrap_dim(d, nd)).collect::<OpResult<_>>()?;
+            let mut order: Vec<Option<usize>> = vec![None; nd];
+            for (&s, &d) in src.iter().zip(&dst) {
+                order[d] = Some(s);
+            }
+            let mut rest = (0..nd).filter(|d| !src.contains(d));
+            let perm: Vec<usize> = order.into_iter().map(|o| o.unwrap_or_else(|| rest.next().unwrap_or(0))).collect();
+            meta.sizes = perm.iter().map(|&d| t.sizes[d].clone()).collect();
+            meta.strides = perm.iter().map(|&d| t.strides[d].clone()).collect();
+        }
+        "squeeze" => {
+            let dims: Vec<usize> = match a.opt_dims(it, "dim")? {
+                None => (0..nd).collect(),
+                Some(ds) => ds.iter().map(|&d| shape::wrap_dim(d, nd)).collect::<OpResult<_>>()?,
+            };
+            let mut sizes = Vec::new();
+            let mut strides = Vec::new();
+            for d in 0..nd {
+                if dims.contains(&d) && it.m.sizes.eq_int(&t.sizes[d], 1) {
+                    continue;
+                }
+                sizes.push(t.sizes[d].clone());
+                strides.push(t.strides[d].clone());
+            }
+            meta.sizes = sizes;
+            meta.strides = strides;
+        }
+        "unsqueeze" => {
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
+            let stride = if d >= nd { SymInt::int(1) } else { it.m.sizes.mul(&t.sizes[d], &t.strides[d])? };
+            meta.sizes.insert(d, SymInt::int(1));
+            meta.strides.insert(d, stride);
+        }
+        "unflatten" => {
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            let parts = a.syms("sizes")?;
+            if parts.is_empty() {
+                return Err(oe("other", "unflatten: sizes must be non-empty"));
+            }
+            let parts = shape::infer_size(&parts, &t.sizes[d], &mut it.m.sizes).map_err(|_| {
+                oe("invalid-shape", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes[d]))
+            })?;
+            let mut sizes = t.sizes[..d].to_vec();
+            sizes.extend(parts);
+            sizes.extend_from_slice(&t.sizes[d + 1..]);
+            let strides = shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)?
+                .ok_or_else(|| oe("view-stride", "view size is not compatible with input tensor's size and stride"))?;
+            meta.sizes = sizes;
+            meta.strides = strides;
+        }
+        "narrow" => {
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            let mut start = a.sym("start")?;
+            let length = a.sym("length")?;
+            let size = t.sizes[d].clone();
+            if it.m.sizes.lt_int(&start, 0) {
+                start = it.m.sizes.add(&start, &size)?;
+            }
+            let end = it.m.sizes.add(&start, &length)?;
+            if it.m.sizes.lt_int(&start, 0) || it.m.sizes.lt(&size, &end) {
+                return Err(oe("index-out-of-range", format!("start ({start}) + length ({length}) exceeds dimension size ({size}).")));
+            }
+            return slice_meta(it, &t, d, Some(start), Some(end), 1, true).map(ViewResult::View);
+        }
+        "select" => {
+            if nd == 0 {
+                return Err(oe("index-out-of-range", "select() cannot be applied to a 0-dim tensor."));
+            }
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            let idx = a.sym("index")?;
+            return select_meta(it, &t, d, idx).map(ViewResult::View);
+        }
+        "slice" => {
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            let start = match a.get("start") {
+                Value::Int(i) => Some(i.clone()),
+                _ => None,
+            };
+            let end = match a.get("end") {
+                Value::Int(i) => Some(i.clone()),
+                _ => None,
+            };
+            let step = a.int(it, "step")?;
+            return slice_meta(it, &t, d, start, end, step, false).map(ViewResult::View);
+        }
+        "diagonal" => {
+            let off = a.int(it, "offset")?;
+            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
+            let d2 = shape::wrap_dim(a.int(it, "dim2")?, nd)?;
+            if d1 == d2 {
+                return Err(oe("other", format!("diagonal dimensions cannot be identical {d1}, {d2}")));
+            }
+            let s1 = it.m.sizes.concrete(&t.sizes[d1], "diagonal")?;
+            let s2 = it.m.sizes.concrete(&t.sizes[d2], "diagonal")?;
+            let (len, start) = if off >= 0 {
+                ((s1.min(s2 - off)).max(0), off.min(s2.max(0)) * 1)
+            } else {
+                ((s1 + off).min(s2).max(0), (-off).min(s1.max(0)))
+            };
+            let mut offset = meta.offset.clone();
+            if len > 0 {
+                let st = if off >= 0 { &t.strides[d2] } else { &t.strides[d1] };
+                offset = it.m.sizes.add(&offset, &it.m.sizes.mul(st, &SymInt::int(start))?)?;
+            }
+            let mut sizes = Vec::new();
+            let mut strides = Vec::new();
+            for d in 0..nd {
+                if d != d1 && d != d2 {
+                    sizes.push(t.sizes[d].clone());
+                    strides.push(t.strides[d].clone());
+                }
+            }
+            sizes.push(SymInt::int(len));
+            strides.push(it.m.sizes.add(&t.strides[d1], &t.strides[d2])?);
+            meta = Meta { sizes, strides, offset, dtype: t.dtype };
+        }
+        "unfold" => {
+            let d = shape::wrap_dim(a.int(it, "dimension")?, nd)?;
+            let size = a.sym("size")?;
+            let step = a.int(it, "step")?;
+            if step <= 0 {
+                return Err(oe("other", format!("step is {step} but must be > 0")));
+            }
+            let dim_size = if nd == 0 { SymInt::int(1) } else { t.sizes[d].clone() };
+            if it.m.sizes.lt(&dim_size, &size) {
+                return Err(oe("other", format!("maximum size for tensor at dimension {d} is {dim_size} but size is {size}")));
+            }
+            let n = it.m.sizes.add(&it.m.sizes.floordiv(&it.m.sizes.sub(&dim_size, &size)?, &SymInt::int(step))?, &SymInt::int(1))?;
+            if nd == 0 {
+                meta.sizes = vec![size];
+                meta.strides = vec![SymInt::int(1)];
+            } else {
+                let st = t.strides[d].clone();
+                meta.sizes[d] = n;
+                meta.strides[d] = it.m.sizes.mul(&st, &SymInt::int(step))?;
+                meta.sizes.push(size);
+                meta.strides.push(st);
+            }
+        }
+        "detach" | "alias" => {}
+        "real" | "imag" => {
+            if !t.dtype.is_complex() {
+                if rule == "real" {
+                    return Ok(ViewResult::Same);
+                }
+                return Err(oe("other", "imag is not implemented for tensors with non-complex dtypes."));
+            }
+            meta = view_as_real_meta(it, &t)?;
+            meta.sizes.pop();
+            meta.strides.pop();
+            if rule == "imag" {
+                meta.offset = it.m.sizes.add(&meta.offset, &SymInt::int(1))?;
+            }
+        }
+        "view_as_real" => {
+            if !t.dtype.is_complex() {
+                return Err(oe("other", "view_as_real is only supported for complex tensors"));
+            }
+            meta = view_as_real_meta(it, &t)?;
+        }
+        "view_as_complex" => {
+            if !matches!(t.dtype, DType::F32 | DType::F64 | DType::F16) {
+                return Err(oe("other", "view_as_complex is only supported for float, double and half tensors"));
+            }
+            if nd == 0 || !it.m.sizes.eq_int(&t.sizes[nd - 1], 2) {
+                return Err(oe("other", "Tensor must have a last dimension of size 2"));
+            }
+            if !it.m.sizes.eq_int(&t.strides[nd - 1], 1) {
+                return Err(oe("other", "Tensor must have a last dimension with stride 1"));
+            }
+            meta.sizes.pop();
+            meta.strides.pop();
+            let mut strides = Vec::new();
+            for s in &meta.strides {
+                strides.push(it.m.sizes.floordiv(s, &SymInt::int(2))?);
+            }
+            meta.strides = strides;
+            meta.offset = it.m.sizes.floordiv(&meta.offset, &SymInt::int(2))?;
+            meta.dtype = t.dtype.to_complex();
+        }
+        other => return Err(oe("other", format!("internal: no view rule `{other}`"))),
+    }
+    Ok(ViewResult::View(meta))
+}
+
+fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
+    let mut strides = Vec::new();
+    for s in &t.strides {
+        strides.push(it.m.sizes.mul(s, &SymInt::int(2))?);
+    }
+    let mut sizes = t.sizes.clone();
+    sizes.push(SymInt::int(2));
+    strides.push(SymInt::int(1));
+    Ok(Meta {
+        sizes,
+        strides,
+        offset: it.m.sizes.mul(&t.offset, &SymInt::int(2))?,
+        dtype: t.dtype.to_real(),
+    })
+}
+
+fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
+    let (a, b) = (t.dtype.itemsize(), d.itemsize());
+    let mut meta = Meta { sizes: t.sizes.clone(), strides: t.strides.clone(), offset: t.offset.clone(), dtype: d };
+    if a == b {
+        return Ok(meta);
+    }
+    let nd = t.sizes.len();
+    if nd == 0 {
+        return Err(oe("other", "self.dim() cannot be 0 to view a tensor as a dtype with a different element size"));
+    }
+    if !it.m.sizes.eq_int(&t.strides[nd - 1], 1) {
+        return Err(oe("other", "self.stride(-1) must be 1 to view a tensor as a dtype with a different element size"));
+    }
+    if a > b {
+        let f = a / b;
+        meta.sizes[nd - 1] = it.m.sizes.mul(&t.sizes[nd - 1], &SymInt::int(f))?;
+        for s in meta.strides.iter_mut().take(nd - 1) {
+            *s = s.mul(&SymInt::int(f))?;
+        }
+        meta.offset = meta.offset.mul(&SymInt::int(f))?;
+    } else {
+        let f = b / a;
+        meta.sizes[nd - 1] = it.m.sizes.floordiv(&t.sizes[nd - 1], &SymInt::int(f))?;
+        for s in meta.strides.iter_mut().take(nd - 1) {
+            *s = s.floordiv(&SymInt::int(f))?;
+        }
+        meta.offset = meta.offset.floordiv(&SymInt::int(f))?;
+    }
+    Ok(meta)
+}
+
+/// `inferExpandGeometry`.
+fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(Vec<SymInt>, Vec<SymInt>)> {
+    let nd = target.len();
+    let td = t.sizes.len();
+    if nd < td {
+        return Err(oe(
+            "expand",
+            format!("expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})", show(&t.sizes), show(target), nd, td),
+        ));
+    }
+    let mut sizes = vec![SymInt::int(0); nd];
+    let mut strides = vec![SymInt::int(0); nd];
+    for i in (0..nd).rev() {
+        let offset = nd - 1 - i;
+        let dim = td as i64 - 1 - offset as i64;
+        let (mut size, mut stride) = if dim >= 0 {
+            (t.sizes[dim as usize].clone(), t.strides[dim as usize].clone())
+        } else if i + 1 < nd {
+            (SymInt::int(1), it.m.sizes.mul(&sizes[i + 1], &strides[i + 1])?)
+        } else {
+            (SymInt::int(1), SymInt::int(1))
+        };
+        let mut tsize = target[i].clone();
+        if tsize.as_int() == Some(-1) {
+            if dim < 0 {
+                return Err(oe("expand", format!("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")));
+            }
+            tsize = size.clone();
+        }
+        if !it.m.sizes.eq(&size, &tsize) {
+            if !it.m.sizes.eq_int(&size, 1) {
+                return Err(oe(
+                    "expand",
+                    format!("The expanded size of the tensor ({tsize}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}", show(target), show(&t.sizes)),
+                ));
+            }
+            size = tsize;
+            stride = SymInt::int(0);
+        }
+        sizes[i] = size;
+        strides[i] = stride;
+    }
+    Ok((sizes, strides))
+}
+
+fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<Meta> {
+    let size = t.sizes[d].clone();
+    let neg_size = size.neg()?;
+    if it.m.sizes.lt(&idx, &neg_size) || it.m.sizes.le(&size, &idx) {
+        return Err(oe(
+            "index-out-of-range",
+            format!("select(): index {idx} out of range for tensor of size {} at dimension {d}", show(&t.sizes)),
+        ));
+    }
+    let idx = if it.m.sizes.lt_int(&idx, 0) { it.m.sizes.add(&idx, &size)? } else { idx };
+    let offset = it.m.sizes.add(&t.offset, &it.m.sizes.mul(&idx, &t.strides[d])?)?;
+    let mut sizes = t.sizes.clone();
+    let mut strides = t.strides.clone();
+    sizes.remove(d);
+    strides.remove(d);
+    Ok(Meta { sizes, strides, offset, dtype: t.dtype })
+}
+
+/// `slice(dim, start, end, step)` with Python's clamping of bounds.
+fn slice_meta(it: &mut Interp, t: &Tensor, d: usize, start: Option<SymInt>, end: Option<SymInt>, step: i64, exact: bool) -> OpResult<Meta> {
+    if step <= 0 {
+        return Err(oe("other", "slice step must be positive"));
+    }
+    let s = &mut it.m.sizes;
+    let size = t.sizes[d].clone();
+    let zero = SymInt::int(0);
+    let norm = |v: Option<SymInt>, default: SymInt, s: &mut crate::ops::shape::Sizes| -> OpResult<SymInt> {
+        let Some(mut v) = v else { return Ok(default) };
+        if !exact && s.lt_int(&v, 0) {
+            v = s.add(&v, &size)?;
+        }
+        if s.lt_int(&v, 0) {
+            v = SymInt::int(0);
+        } else if s.lt(&size, &v) {
+            v = size.clone();
+        }
+        Ok(v)
+    };
+    let start = norm(start, zero.clone(), s)?;
+    let mut end = norm(end, size.clone(), s)?;
+    if s.lt(&end, &start) {
+        end = start.clone();
+    }
+    let len = s.sub(&end, &start)?;
+    let n = if step == 1 { len } else { s.floordiv(&s.add(&len, &SymInt::int(step - 1))?, &SymInt::int(step))? };
+    let offset = s.add(&t.offset, &s.mul(&start, &t.strides[d])?)?;
+    let mut sizes = t.sizes.clone();
+    let mut strides = t.strides.clone();
+    sizes[d] = n;
+    strides[d] = s.mul(&strides[d], &SymInt::int(step))?;
+    Ok(Meta { sizes, strides, offset, dtype: t.dtype })
+}
+
+// ---------------------------------------------------------------- indexing
+
+/// One parsed index item.
+enum Index {
+    Int(SymInt),
+    Slice(Option<SymInt>, Option<SymInt>, Option<SymInt>),
+    None,
+    Ellipsis,
+    Tensor(TensorId),
+    Bool(bool),
+}
+
+fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
+    let items = match idx {
+        Value::Tuple(items) => items.as_ref().clone(),
+        other => vec![other.clone()],
+    };
+    let mut out = Vec::new();
+    for v in items {
+        out.push(match v {
+            Value::Int(i) => Index::Int(i),
+            Value::Bool(b) => Index::Bool(b),
+            Value::Slice(a, b, c) => Index::Slice(a, b, c),
+            Value::None => Index::None,
+            Value::Ellipsis => Index::Ellipsis,
+            Value::Tensor(t) => Index::Tensor(t),
+            Value::List(_) => {
+                let t = it.call_op("tensor", vec![v.clone()], Vec::new(), span)?;
+                match t {
+                    Value::Tensor(t) => Index::Tensor(t),
+                    _ => return Err(err("type", "bad list index", span)),
+                }
+            }
+            other => return Err(err("type", format!("a `{}` cannot index a tensor", other.type_name()), span)),
+        });
+    }
+    Ok(out)
+}
+
+/// Applies the basic (view) part of an index; returns the view and the
+/// advanced (tensor) indices with the dims they apply to.
+fn apply_slicing(it: &mut Interp, t: TensorId, items: &[Index], span: Span, single: bool) -> R<(TensorId, Vec<(usize, TensorId)>)> {
+    let nd = it.m.t(t).sizes.len();
+    let specified = items.iter().filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool(_))).count();
+    if specified > nd {
+        return Err(err(
+            "index-out-of-range",
+            format!("too many indices for tensor of dimension {nd}"),
+            span,
+        ));
+    }
+    let mut cur = t;
+    let mut dim = 0usize;
+    let mut advanced = Vec::new();
+    for item in items {
+        match item {
+            Index::Int(i) => {
+                let tt = it.m.t(cur).clone();
+                if tt.sizes.is_empty() {
+                    return Err(err("index-out-of-range", "invalid index of a 0-dim tensor", span));
+                }
+                let meta = select_meta(it, &tt, dim, i.clone()).map_err(|e| {
+                    op_error(OpError::new("index-out-of-range", format!("index {i} is out of bounds for dimension {dim} with size {}", tt.sizes[dim])), span).with_note(e.message)
+                })?;
+                cur = it.m.view_of(cur, meta, "select", false, true, span);
+            }
+            Index::Slice(a, b, c) => {
+                let tt = it.m.t(cur).clone();
+                let step = match c {
+                    Some(s) => it.m.sizes.concrete(s, "a slice step").map_err(|e| op_error(e, span))?,
+                    None => 1,
+                };
+                if step <= 0 {
+                    return Err(err("value", "step must be greater than zero", span));
+                }
+                let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
+                    && b.as_ref().is_none_or(|x| it.m.sizes.le(&tt.sizes[dim], x))
+                    && step == 1;
+                if !(full && !single) {
+                    let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false).map_err(|e| op_error(e, span))?;
+                    cur = it.m.view_of(cur, meta, "slice", false, true, span);
+                }
+                dim += 1;
+            }
+            Index::None => {
+                let tt = it.m.t(cur).clone();
+                let stride = if dim >= tt.sizes.len() {
+                    SymInt::int(1)
+                } else {
+                    it.m.sizes.mul(&tt.sizes[dim], &tt.strides[dim]).map_err(|e| op_error(e, span))?
+                };
+                let mut meta = it.m.meta_of(cur);
+                meta.sizes.insert(dim, SymInt::int(1));
+                meta.strides.insert(dim, stride);
+                cur = it.m.view_of(cur, meta, "unsqueeze", false, true, span);
+                dim += 1;
+            }
+            Index::Ellipsis => {
+                dim += nd - specified;
+                if single {
+                    let meta = it.m.meta_of(cur);
+                    cur = it.m.view_of(cur, meta, "alias", false, true, span);
+                }
+            }
+            Index::Tensor(ix) => {
+                advanced.push((dim, *ix));
+                dim += 1;
+            }
+            Index::Bool(_) => {
+                return Err(err("unsupported", "indexing with a Python bool is not supported", span));
+            }
+        }
+    }
+    Ok((cur, advanced))
+}
+
+pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
+    let items = parse_index(it, idx, span)?;
+    let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
+    let (cur, advanced) = apply_slicing(it, t, &items, span, single)?;
+    if advanced.is_empty() {
+        if cur == t {
+            // x[:, :] returns a fresh alias, never x itself.
+            let meta = it.m.meta_of(cur);
+            return Ok(Value::Tensor(it.m.view_of(cur, meta, "alias", false, true, span)));
+        }
+        return Ok(Value::Tensor(cur));
+    }
+    advanced_index(it, cur, &advanced, span)
+}
+
+/// `aten.index`: a copy with the indexed dims replaced by the broadcast index shape.
+fn advanced_index(it: &mut Interp, src: TensorId, adv: &[(usize, TensorId)], span: Span) -> R<Value> {
+    let st = it.m.t(src).clone();
+    let mut idx_shape: Vec<SymInt> = Vec::new();
+    for &(d, ix) in adv {
+        let ixt = it.m.t(ix).clone();
+        if ixt.dtype == DType::Bool || ixt.dtype == DType::U8 {
+            return Err(err("data-dependent", "indexing with a boolean mask gives a data-dependent shape", span)
+                .with_help("use torch.where(mask, x, other) to keep the shape static"));
+        }
+        if !ixt.dtype.is_integral() {
+            return Err(err("other", "tensors used as indices must be long, int, byte or bool tensors", span));
+        }
+        if d >= st.sizes.len() {
+            return Err(err("index-out-of-range", "too many indices for tensor", span));
+        }
+        idx_shape = shape::broadcast_shapes(&idx_shape, &ixt.sizes, &mut it.m.sizes).map_err(|e| op_error(e, span))?;
+    }
+    let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
+    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let mut sizes = Vec::new();
+    if adjacent {
+        let first = dims[0];
+        sizes.extend_from_slice(&st.sizes[..first]);
+        sizes.extend(idx_shape.iter().cloned());
+        for d in first..st.sizes.len() {
+            if !dims.contains(&d) {
+                sizes.push(st.sizes[d].clone());
+            }
+        }
+    } else {
+        sizes.extend(idx_shape.iter().cloned());
+        for d in 0..st.sizes.len() {
+            if !dims.contains(&d) {
+                sizes.push(st.sizes[d].clone());
+            }
+        }
+    }
+    let meta = it.m.contiguous_meta(sizes, st.dtype).map_err(|e| op_error(e, span))?;
+    let mut inputs = vec![Some(src)];
+    inputs.extend(adv.iter().map(|(_, t)| Some(*t)));
+    let out = it.m.op_result(meta, "index", &inputs, span).map_err(|e| op_error(e, span))?;
+    Ok(Value::Tensor(out))
+}
+
+pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
+    let items = parse_index(it, idx, span)?;
+    let (dst, advanced) = apply_slicing(it, t, &items, span, false)?;
+    if !advanced.is_empty() {
+        let vals = match value {
+            Value::Tensor(v) => Value::Tensor(v),
+            other => {
+                let dtype = it.m.t(t).dtype;
+                let v = it.call_op("tensor", vec![other], vec![("dtype".into(), Value::Dtype(dtype))], span)?;
+                v
+            }
+        };
+        let indices = Value::tuple(advanced.iter().map(|(_, ix)| Value::Tensor(*ix)).collect());
+        it.call_op("index_put_", vec![Value::Tensor(dst), indices, vals], Vec::new(), span)?;
+        return Ok(());
+    }
+    // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
+    match value {
+        Value::Tensor(v) => {
+            let same = it.m.t(v).sizes == it.m.t(dst).sizes;
+            if !same && it.m.t(v).sizes.is_empty() {
+                it.call_op("fill_", vec![Value::Tensor(dst), Value::Tensor(v)], Vec::new(), span)?;
+            } else {
+                it.call_op("copy_", vec![Value::Tensor(dst), Value::Tensor(v)], Vec::new(), span)?;
+            }
+        }
+        other => {
+            if scalar_dtype(&other).is_none() {
+                return Err(err("type", format!("cannot assign a `{}` into a tensor", other.type_name()), span));
+            }
+            it.call_op("fill_", vec![Value::Tensor(dst), other], Vec::new(), span)?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- multi-output views
+
+fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    let me = a.tensor("self")?;
+    let t = it.m.t(me).clone();
+    let nd = t.sizes.len();
+    let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+    if nd == 0 {
+        return Err(oe("dim-out-of-range", "Dimension specified as 0 but tensor has no dimensions"));
+    }
+    let size = t.sizes[d].clone();
+    let mut metas = Vec::new();
+    let mut multi = true;
+    match op.rule {
+        "unbind" => {
+            let n = it.m.sizes.concrete(&size, "unbind")?;
+            for i in 0..n {
+                metas.push(select_meta(it, &t, d, SymInt::int(i))?);
+            }
+        }
+        "split" | "split_with_sizes" | "chunk" => {
+            let sizes: Vec<SymInt> = match (op.rule, a.get(if op.rule == "split" { "split_size_or_sections" } else { "split_sizes" })) {
+                ("chunk", _) => {
+                    let chunks = a.int(it, "chunks")?;
+                    if chunks <= 0 {
+                        return Err(oe("split", format!("chunk expects `chunks` to be greater than 0, got: {chunks}")));
+                    }
+                    let n = it.m.sizes.concrete(&size, "chunk")?;
+                    let each = (n + chunks - 1) / chunks;
+                    split_sizes(n, each.max(1))
+                }
+                (_, Value::Int(s)) => {
+                    let n = it.m.sizes.concrete(&size, "split")?;
+                    let each = it.m.sizes.concrete(s, "split")?;
+                    if each < 0 {
+                        return Err(oe("split", format!("split expects split_size be non-negative, but got split_size={each}")));
+                    }
+                    if each == 0 {
+                        if n != 0 {
+                            return Err(oe("split", "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_string() + &n.to_string()));
+                        }
+                        vec![SymInt::int(0)]
+                    } else {
+                        split_sizes(n, each)
+                    }
+                }
+                (_, v) => {
+                    let parts = to_syms(v).ok_or_else(|| oe("arguments", "split sizes must be ints"))?;
+                    let total = it.m.sizes.prod(&[])?;
+                    let _ = total;
+                    let mut sum = SymInt::int(0);
+                    for p in &parts {
+                        sum = it.m.sizes.add(&sum, p)?;
+                    }
+                    if !it.m.sizes.eq(&sum, &size) {
+                        return Err(oe(
+                            "split",
+                            format!("split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {d}), but got split_sizes={}", show(&parts)),
+                        ));
+                    }
+                    parts
+                }
+            };
+            let mut start = SymInt::int(0);
+            for s in sizes {
+                let end = it.m.sizes.add(&start, &s)?;
+                metas.push(slice_meta(it, &t, d, Some(start.clone()), Some(end.clone()), 1, true)?);
+                start = end;
+            }
+        }
+        "tensor_split" => {
+            // CompositeImplicitAutograd: plain slices, not a multi-output view.
+            multi = false;
+            let n = it.m.sizes.concrete(&size, "tensor_split")?;
+            let bounds: Vec<i64> = match a.get("indices_or_sections") {
+                Value::Int(s) => {
+                    let k = it.m.sizes.concrete(s, "tensor_split")?;
+                    if k <= 0 {
+                        return Err(oe("split", format!("number of sections must be larger than 0, got {k}")));
+                    }
+                    let (q, r) = (n / k, n % k);
+                    let mut b = Vec::new();
+                    let mut acc = 0;
+                    for i in 0..k - 1 {
+                        acc += q + i64::from(i < r);
+                        b.push(acc);
+                    }
+                    b
+                }
+                v => {
+                    let parts = to_syms(v).ok_or_else(|| oe("arguments", "tensor_split indices must be ints"))?;
+                    parts.iter().map(|p| it.m.sizes.concrete(p, "tensor_split")).collect::<OpResult<_>>()?
+                }
+            };
+            let mut start = 0;
+            for b in bounds.into_iter().chain([n]) {
+                let end = b.max(start);
+                metas.push(slice_meta(it, &t, d, Some(SymInt::int(start)), Some(SymInt::int(end.min(n).max(0))), 1, false)?);
+                start = end;
+            }
+        }
+        other => return Err(oe("other", format!("internal: no multi-output rule `{other}`"))),
+    }
+    let opname: &'static str = if op.rule == "chunk" { "split" } else { op.name };
+    let outs: Vec<Value> = metas
+        .into_iter()
+        .map(|m| Value::Tensor(it.m.view_of(me, m, opname, multi, true, span)))
+        .collect();
+    if multi && !outs.is_empty() {
+        // One autograd node (UnbindBackward0 / SplitBackward0) for all outputs.
+        let ids: Vec<TensorId> = outs.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
+        if let Some(first) = it.m.tensors[ids[0]].grad_fn {
+            for &i in &ids[1..] {
+                it.m.tensors[i].grad_fn = Some(first);
+            }
+        }
+    }
+    Ok(Value::tuple(outs))
+}
+
+fn split_sizes(n: i64, each: i64) -> Vec<SymInt> {
+    let mut out = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        out.push(SymInt::int(left.min(each)));
+        left -= each;
+    }
+    if out.is_empty() {
+        out.push(SymInt::int(0));
+    }
+    out
+}
+
+// ---------------------------------------------------------------- view or copy
+
+fn copy_of(it: &mut Interp, me: TensorId, dtype: DType, format: MemoryFormat, op: &'static str, span: Span) -> OpResult<Value> {
+    let t = it.m.t(me).clone();
+    let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut it.m.sizes)?;
+    let meta = Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype };
+    let out = it.m.op_result(meta, op, &[Some(me)], span)?;
+    Ok(Value::Tensor(out))
+}
+
+fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    let me = a.tensor("self")?;
+    let t = it.m.t(me).clone();
+    let cast = |d: DType| -> Option<DType> { Some(d) };
+    let target_dtype: Option<DType> = match op.rule {
+        "cast_float32" => cast(DType::F32),
+        "cast_float64" => cast(DType::F64),
+        "cast_float16" => cast(DType::F16),
+        "cast_bfloat16" => cast(DType::BF16),
+        "cast_int64" => cast(DType::I64),
+        "cast_int32" => cast(DType::I32),
+        "cast_int16" => cast(DType::I16),
+        "cast_bool" => cast(DType::Bool),
+        "type_as" => Some(it.m.t(a.tensor("other")?).dtype),
+        _ => None,
+    };
+    if let Some(d) = target_dtype {
+        return if d == t.dtype { Ok(Value::Tensor(me)) } else { copy_of(it, me, d, MemoryFormat::Preserve, "_to_copy", span) };
+    }
+    match op.rule {
+        "identity" => Ok(Value::Tensor(me)),
+        "reshape" | "reshape_as" => {
+            let target = if op.rule == "reshape_as" { it.m.t(a.tensor("other")?).sizes.clone() } else { a.syms("shape")? };
+            let numel = it.m.numel(me)?;
+            let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
+            reshape_to(it, me, sizes, span)
+        }
+        "flatten" => {
+            let nd = t.sizes.len();
+            if nd == 0 {
+                return reshape_to(it, me, vec![SymInt::int(1)], span);
+            }
+            let s = shape::wrap_dim(a.int(it, "start_dim")?, nd)?;
+            let e = shape::wrap_dim(a.int(it, "end_dim")?, nd)?;
+            if s > e {
+                return Err(oe("other", "flatten() has invalid args: start_dim cannot come after end_dim"));
+            }
+            if s == e {
+                return Ok(Value::Tensor(me));
+            }
+            let mid = it.m.sizes.prod(&t.sizes[s..=e])?;
+            let mut sizes = t.sizes[..s].to_vec();
+            sizes.push(mid);
+            sizes.extend_from_slice(&t.sizes[e + 1..]);
+            reshape_to(it, me, sizes, span)
+        }
+        "contiguous" => {
+            let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Contiguous);
+            if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes) {
+                Ok(Value::Tensor(me))
+            } else {
+                let f = if f == MemoryFormat::Preserve { MemoryFormat::Contiguous } else { f };
+                copy_of(it, me, t.dtype, f, "clone", span)
+            }
+        }
+        "to" => {
+            let mut dtype = a.dtype("dtype")?;
+            for k in ["a", "b"] {
+                match a.get(k) {
+                    Value::Dtype(d) => dtype = Some(*d),
+                    Value::Tensor(o) => dtype = Some(it.m.t(*o).dtype),
+                    Value::Str(_) | Value::Device(_) | Value::None => {}
+                    other => return Err(oe("arguments", format!("to(): unexpected argument of type `{}`", other.type_name()))),
+                }
+            }
+            let copy = a.bool("copy")?;
+            let format = a.memory_format("memory_format")?;
+            let d = dtype.unwrap_or(t.dtype);
+            let format_ok = match format {
+                None | Some(MemoryFormat::Preserve) => true,
+                Some(f) => shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes),
+            };
+            if d == t.dtype && !copy && format_ok {
+                Ok(Value::Tensor(me))
+            } else {
+                copy_of(it, me, d, format.unwrap_or(MemoryFormat::Preserve), "_to_copy", span)
+            }
+        }
+        other => Err(oe("other", format!("internal: no rule `{other}`"))),
+    }
+}
+
+/// `reshape`: a view when `view` can express it, else a contiguous copy.
+fn reshape_to(it: &mut Interp, me: TensorId, sizes: Vec<SymInt>, span: Span) -> OpResult<Value> {
+    let t = it.m.t(me).clone();
+    match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)? {
+        Some(strides) => {
+            let meta = Meta { sizes, strides, offset: t.offset.clone(), dtype: t.dtype };
+            Ok(Value::Tensor(it.m.view_of(me, meta, "view", false, true, span)))
+        }
+        None => {
+            let meta = it.m.contiguous_meta(sizes, t.dtype)?;
+            let out = it.m.op_result(meta, "_unsafe_view", &[Some(me)], span)?;
+            Ok(Value::Tensor(out))
+        }
+    }
+}
+
+// ---------------------------------------------------------------- in-place
+
+/// Ops whose eager kernel checks the written tensor for internal overlap.
+fn checks_overlap(op: &str) -> bool {
+    !matches!(
+        op,
+        "fill_" | "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_" | "index_put_" | "index_add_" | "index_copy_" | "index_fill_"
+    )
+}
+
+fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
+    let me = a.tensor("self").map_err(|e| op_error(e, span))?;
+    let mut others: Vec<TensorId> = Vec::new();
+    for (p, v) in op.params.iter().zip(&a.v) {
+        if p.name == "self" {
+            continue;
+        }
+        if let Value::Tensor(t) = v {
+            others.push(*t);
+        }
+        if let Value::Tuple(_) | Value::List(_) = v {
+            for x in v.sequence().unwrap_or_default() {
+                if let Value::Tensor(t) = x {
+                    others.push(t);
+                }
+            }
+        }
+    }
+    it.m.check_inplace(me, &others).map_err(|e| op_error(e, span))?;
+    let t = it.m.t(me).clone();
+    // The result the op would compute, which must fit into `self`.
+    let (sizes, dtype) = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
+    if let Some(sizes) = sizes {
+        if sizes.len() != t.sizes.len() || sizes.iter().zip(&t.sizes).any(|(x, y)| !it.m.sizes.eq(x, y)) {
+            return Err(op_error(
+                OpError::new(
+                    "inplace-broadcast",
+                    format!("output with shape {} doesn't match the broadcast shape {}", show(&t.sizes), show(&sizes)),
+                )
+                .help(format!("the in-place op cannot grow `self`; use the out-of-place `{}` and rebind the name", op.name.trim_end_matches('_'))),
+                span,
+            ));
+        }
+    }
+    if let Some(d) = dtype {
+        if !DType::can_cast(d, t.dtype) {
+            return Err(op_error(
+                OpError::new(
+                    "dtype-cast",
+                    format!("result type {} can't be cast to the desired output type {}", torch_type_name(d), torch_type_name(t.dtype)),
+                ),
+                span,
+            ));
+        }
+    }
+    if checks_overlap(op.name) {
+        it.m.check_no_internal_overlap(me).map_err(|e| op_error(e, span))?;
+    }
+    let other_opts: Vec<Option<TensorId>> = others.iter().map(|&o| Some(o)).collect();
+    it.m.mutate_data(me, op.name, &other_opts, span).map_err(|e| op_error(e, span))?;
+    Ok(Value::Tensor(me))
+}
+
+/// ScalarType names as PyTorch prints them in cast errors.
+fn torch_type_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "Bool",
+        DType::U8 => "Byte",
+        DType::I8 => "Char",
+        DType::I16 => "Short",
+        DType::I32 => "Int",
+        DType::I64 => "Long",
+        DType::F16 => "Half",
+        DType::BF16 => "BFloat16",
+        DType::F32 => "Float",
+        DType::F64 => "Double",
+        DType::C64 => "ComplexFloat",
+        DType::C128 => "ComplexDouble",
+    }
+}
+
+/// For an in-place op: the broadcast shape of its operands (None when the
+/// op does not broadcast into self) and the computed dtype to cast.
+fn inplace_result(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<(Option<Vec<SymInt>>, Option<DType>)> {
+    let _ = span;
+    let me = a.tensor("self")?;
+    let t = it.m.t(me).clone();
+    match op.rule {
+        "fill" => {
+            if let Value::Tensor(v) = a.get("value") {
+                let nd = it.m.t(*v).sizes.len();
+                if nd != 0 {
+                    return Err(oe("other", format!("fill_ only supports 0-dimension value tensor but got tensor with {nd} dimensions.")));
+                }
+            }
+            Ok((None, None))
+        }
+        "copy" => {
+            let src = a.tensor("src")?;
+            let ss = it.m.t(src).sizes.clone();
+            // src must broadcast to self.
+            let b = shape::broadcast_shapes(&t.sizes, &ss, &mut it.m.sizes)?;
+            Ok((Some(b), None))
+        }
+        "masked_fill" => {
+            let mask = a.tensor("mask")?;
+            let md = it.m.t(mask).dtype;
+            if md != DType::Bool {
+                return Err(oe("other", format!("masked_fill_ only supports boolean masks, but got mask with dtype {}", md.name())));
+            }
+            let ms = it.m.t(mask).sizes.clone();
+            let b = shape::broadcast_shapes(&t.sizes, &ms, &mut it.m.sizes)?;
+            if let Value::Tensor(v) = a.get("value") {
+                if !it.m.t(*v).sizes.is_empty() {
+                    return Err(oe("other", "masked_fill_ only supports a 0-dimensional value tensor"));
+                }
+            }
+            Ok((Some(b), None))
+        }
+        "index_add" | "index_fill" | "index_put" | "scatter" => Ok((None, None)),
+        "addmm" | "baddbmm" => {
+            let (metas, _, _) = functional(it, op, a, span)?;
+            Ok((metas.first().map(|m| m.sizes.clone()), metas.first().map(|m| m.dtype)))
+        }
+        _ => {
+            let (metas, _, _) = functional(it, op, a, span)?;
+            Ok((metas.first().map(|m| m.sizes.clone()), metas.first().map(|m| m.dtype)))
+        }
+    }
+}
+
+fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    let me = a.tensor("self")?;
+    let t = it.m.t(me).clone();
+    it.m.check_inplace(me, &[])?;
+    let meta = match op.rule {
+        "resize" | "resize_as" => {
+            if it.m.requires_grad(me) && it.m.grad_enabled {
+                return Err(oe("other", "cannot resize variables that require grad"));
+            }
+            let sizes = if op.rule == "resize_as" { it.m.t(a.tensor("the_template")?).sizes.clone() } else { a.syms("size")? };
+            for s in &sizes {
+                if it.m.sizes.lt_int(s, 0) {
+                    return Err(oe("other", format!("Trying to create tensor with negative dimension {s}")));
+                }
+            }
+            let fmt = a.memory_format("memory_format").ok().flatten().unwrap_or(MemoryFormat::Contiguous);
+            let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
+            Meta { sizes, strides, offset: t.offset.clone(), dtype: t.dtype }
+        }
+        rule => match view_rule(it, rule, a, span)? {
+            ViewResult::Same => it.m.meta_of(me),
+            ViewResult::View(m) => m,
+        },
+    };
+    it.m.mutate_metadata(me, meta.sizes, meta.strides, meta.offset);
+    Ok(Value::Tensor(me))
+}
+
+// ---------------------------------------------------------------- storage and autograd
+
+fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    let me = a.tensor("self")?;
+    match op.rule {
+        "set" => {
+            let src = a.tensor("source")?;
+            it.m.check_inplace(me, &[src])?;
+            let old = it.m.t(me).storage;
+            let s = it.m.t(src).clone();
+            if s.dtype != it.m.t(me).dtype {
+                return Err(oe("other", format!("Could not set tensor of type {} to a tensor of type {}", s.dtype.name(), it.m.t(me).dtype.name())));
+            }
+            if it.m.mode == Mode::Analysis && old != s.storage {
+                it.m.storages[old].frozen = Some(span);
+            }
+            let version = it.m.t(me).version;
+            it.m.versions[version] += 1;
+            let t = &mut it.m.tensors[me];
+            t.storage = s.storage;
+            t.sizes = s.sizes;
+            t.strides = s.strides;
+            t.offset = s.offset;
+            t.storage_changed = true;
+            Ok(Value::Tensor(me))
+        }
+        "resize_storage" => {
+            let n = a.sym("nbytes")?;
+            let st = it.m.t(me).storage;
+            let current = match &it.m.storages[st].nbytes {
+                Some(b) => b.clone(),
+                None => {
+                    let t = it.m.t(me).clone();
+                    let numel = it.m.sizes.prod(&t.sizes)?;
+                    it.m.sizes.mul(&numel, &SymInt::int(t.dtype.itemsize()))?
+                }
+            };
+            let zero_to_n = it.m.sizes.eq_int(&current, 0);
+            let n_to_zero = it.m.sizes.eq_int(&n, 0);
+            if !(zero_to_n || n_to_zero) && !it.m.sizes.eq(&current, &n) {
+                return Err(oe("other", "resize_storage_bytes_: only resizing a storage to or from 0 bytes is supported"));
+            }
+            let s = &mut it.m.storages[st];
+            s.nbytes = Some(n);
+            s.resized = true;
+            Ok(Value::Tensor(me))
+        }
+        other => Err(oe("other", format!("internal: no storage rule `{other}`"))),
+    }
+}
+
+fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    let me = a.tensor("self")?;
+    let _ = span;
+    match op.rule {
+        "requires_grad_" => {
+            let b = a.bool("requires_grad")?;
+            if !it.m.is_leaf(me) {
+                if !b {
+                    return Err(oe("other", "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."));
+                }
+                return Ok(Value::Tensor(me));
+            }
+            if b && !it.m.t(me).dtype.can_require_grad() {
+                return Err(oe("requires-grad-dtype", "only Tensors of floating point and complex dtype can require gradients"));
+            }
+            it.m.tensors[me].requires_grad_flag = b;
+            Ok(Value::Tensor(me))
+        }
+        "detach_" => {
+            if it.m.t(me).view.is_some() {
+                return Err(oe("other", "Can't detach views in-place. Use detach() instead."));
+            }
+            let t = &mut it.m.tensors[me];
+            t.grad_fn = None;
+            t.requires_grad_flag = false;
+            Ok(Value::Tensor(me))
+        }
+        other => Err(oe("other", format!("internal: no autograd rule `{other}`"))),
+    }
+}
+
+/// `custom_view(x)`: the output of a custom autograd.Function whose forward
+/// returns `x.view_as(x)`.
+pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
+    let meta = it.m.meta_of(x);
+    let records = it.m.records_grad(&[x], meta.dtype);
+    let v = it.m.view_of(x, meta, "view_as", false, true, span);
+    if records {
+        let prev = it.m.grad_fn(x);
+        let node = it.m.add_node("CustomViewBackward", prev.into_iter().collect(), span);
+        it.m.nodes[node].custom = true;
+        let t = &mut it.m.tensors[v];
+        t.grad_fn = Some(node);
+        if let Some(view) = t.view.as_mut() {
+            view.creation_meta = CreationMeta::InCustomFunction;
+        }
+    }
+    Ok(Value::Tensor(v))
+}
+
+// ---------------------------------------------------------------- creation
+
+fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    let dtype_arg = a.dtype("dtype")?;
+    let requires_grad = a.bool("requires_grad")?;
+    let (sizes, dtype, strides): (Vec<SymInt>, DType, Option<Vec<SymInt>>) = match op.rule {
+        "full_0" | "full_1" | "full" => {
+            let sizes = a.syms("size")?;
+            let dtype = match (dtype_arg, op.rule) {
+                (Some(d), _) => d,
+                (None, "full") => match a.get("fill_value") {
+                    Value::Bool(_) => DType::Bool,
+                    Value::Int(_) => DType::I64,
+                    Value::Tensor(t) => it.m.t(*t).dtype,
+                    _ => DType::F32,
+                },
+                _ => DType::F32,
+            };
+            if matches!(op.name, "rand" | "randn") && !dtype.is_floating() && !dtype.is_complex() {
+                return Err(oe("other", format!("\"{}\" not implemented for '{}'", op.name, torch_type_name(dtype))));
+            }
+            let fmt = if op.params.iter().any(|p| p.name == "memory_format") { a.memory_format("memory_format")? } else { None };
+            let strides = match fmt {
+                Some(f) if f != MemoryFormat::Preserve => Some(shape::format_strides(&sizes, f, &mut it.m.sizes)?),
+                _ => None,
+            };
+            (sizes, dtype, strides)
+        }
+        "randint" => {
+            let size = match (a.get("a"), a.get("b"), a.get("c")) {
+                (_, Value::Tuple(_) | Value::List(_), Value::None) => a.syms("b")?,
+                (_, _, Value::Tuple(_) | Value::List(_)) => a.syms("c")?,
+                _ => return Err(oe("arguments", "randint(low=0, high, size): a size tuple is required")),
+            };
+            (size, dtype_arg.unwrap_or(DType::I64), None)
+        }
+        "arange" => {
+            let vals: Vec<&Value> = ["start", "end", "step"].iter().map(|k| a.get(k)).filter(|v| !matches!(v, Value::None)).collect();
+            let any_float = vals.iter().any(|v| matches!(v, Value::Float(_)));
+            let nums: Vec<f64> = vals
+                .iter()
+                .map(|v| match v {
+                    Value::Int(i) => it.m.sizes.concrete(i, "arange").map(|x| x as f64),
+                    Value::Float(f) => Ok(*f),
+                    Value::Bool(b) => Ok(*b as i64 as f64),
+                    other => Err(oe("arguments", format!("arange(): expected a number, got `{}`", other.type_name()))),
+                })
+                .collect::<OpResult<_>>()?;
+            let (start, end, step) = match nums.len() {
+                1 => (0.0, nums[0], 1.0),
+                2 => (nums[0], nums[1], 1.0),
+                _ => (nums[0], nums[1], nums[2]),
+            };
+            if step == 0.0 {
+                return Err(oe("other", "step must be nonzero"));
+            }
+            if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
+                return Err(oe("other", "upper bound and larger bound inconsistent with step sign"));
+            }
+            let n = ((end - start) / step).ceil();
+            if !(0.0..=1e15).contains(&n) {
+                return Err(oe("other", "arange: too many elements"));
+            }
+            let d = dtype_arg.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
+            (vec![SymInt::int(n as i64)], d, None)
+        }
+        "linspace" => (vec![a.sym("steps")?], dtype_arg.unwrap_or(DType::F32), None),
+        "eye" => {
+            let n = a.sym("n")?;
+            let m = match a.get("m") {
+                Value::Int(m) => m.clone(),
+                _ => n.clone(),
+            };
+            (vec![n, m], dtype_arg.unwrap_or(DType::F32), None)
+        }
+        "tensor" => {
+            let (sizes, inferred) = literal_shape(it, a.get("data"))?;
+            (sizes, dtype_arg.unwrap_or(inferred), None)
+        }
+        "like" => {
+            let src = a.tensor("self")?;
+            let t = it.m.t(src).clone();
+            let fmt = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
+            let strides = shape::like_strides(&t.sizes, &t.strides, fmt, &mut it.m.sizes)?;
+            let dtype = match (dtype_arg, op.name, a.get("fill_value")) {
+                (Some(d), _, _) => d,
+                (None, _, _) => t.dtype,
+            };
+            (t.sizes.clone(), dtype, Some(strides))
+        }
+        "new" => {
+            let src = a.tensor("self")?;
+            let d = dtype_arg.unwrap_or(it.m.t(src).dtype);
+            (a.syms("size")?, d, None)
+        }
+        other => return Err(oe("other", format!("internal: no creation rule `{other}`"))),
+    };
+    for s in &sizes {
+        if it.m.sizes.lt_int(s, 0) {
+            return Err(oe("other", format!("Trying to create tensor with negative dimension {s}: {}", show(&sizes))));
+        }
+    }
+    if requires_grad && !dtype.can_require_grad() {
+        return Err(oe("requires-grad-dtype", "Only Tensors of floating point and complex dtype can require gradients"));
+    }
+    let strides = match strides {
+        Some(s) => s,
+        None => shape::contiguous_strides(&sizes, &mut it.m.sizes)?,
+    };
+    let meta = Meta { sizes, strides, offset: SymInt::int(0), dtype };
+    let id = it.m.fresh(meta, span, op.name);
+    if requires_grad {
+        it.m.tensors[id].requires_grad_flag = true;
+    }
+    Ok(Value::Tensor(id))
+}
+
+/// Shape and dtype of a `torch.tensor(...)` literal.
+fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
+    match v {
+        Value::Bool(_) => Ok((vec![], DType::Bool)),
+        Value::Int(_) => Ok((vec![], DType::I64)),
+        Value::Float(_) => Ok((vec![], DType::F32)),
+        Value::Tensor(t) => {
+            let t = it.m.t(*t);
+            Ok((t.sizes.clone(), t.dtype))
+        }
+        Value::Tuple(_) | Value::List(_) => {
+            let items = v.sequence().unwrap_or_default();
+            let mut inner: Option<Vec<SymInt>> = None;
+            let mut dtype: Option<DType> = None;
+            for i in &items {
+                let (s, d) = literal_shape(it, i)?;
+                if inner.as_ref().is_some_and(|x| *x != s) {
+                    return Err(oe("other", "torch.tensor: expected a sequence of equal-length sequences"));
+                }
+                inner = Some(s);
+                dtype = Some(match dtype {
+                    None => d,
+                    Some(p) => {
+                        if p.category() >= d.category() {
+                            p
+                        } else {
+                            d
+                        }
+                    }
+                });
+            }
+            let mut sizes = vec![SymInt::int(items.len() as i64)];
+            sizes.extend(inner.unwrap_or_default());
+            Ok((sizes, dtype.unwrap_or(DType::F32)))
+        }
+        other => Err(oe("other", format!("torch.tensor: cannot make a tensor from a `{}`", other.type_name()))),
+    }
+}
+
+// ---------------------------------------------------------------- functional ops
+
+type FnOut = (Vec<Meta>, Vec<Option<TensorId>>, Option<Value>);
+
+fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
+    const LOWER: &[&str] = &["matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "mv", "dot", "einsum"];
+    if !LOWER.contains(&op) {
+        return None;
+    }
+    it.m.autocast.iter().find(|a| a.enabled && a.device == "cpu").map(|a| a.dtype)
+}
+
+fn reduce_dims(it: &mut Interp, t: &Tensor, dims: Option<Vec<i64>>, keepdim: bool) -> OpResult<Vec<SymInt>> {
+    let nd = t.sizes.len();
+    let dims: Vec<usize> = match dims {
+        None => (0..nd).collect(),
+        Some(ds) if ds.is_empty() => (0..nd).collect(),
+        Some(ds) => {
+            let mut out = Vec::new();
+            for d in ds {
+                let w = shape::wrap_dim(d, nd)?;
+                if out.contains(&w) {
+                    return Err(oe("other", format!("dim {w} appears multiple times in the list of dims")));
+                }
+                out.push(w);
+            }
+            out
+        }
+    };
+    let mut sizes = Vec::new();
+    for d in 0..nd {
+        if dims.contains(&d) {
+            if keepdim {
+                sizes.push(SymInt::int(1));
+            }
+        } else {
+            sizes.push(t.sizes[d].clone());
+        }
+    }
+    Ok(sizes)
+}
+
+fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<FnOut> {
+    let rule = op.rule;
+    let contiguous = |it: &mut Interp, sizes: Vec<SymInt>, dtype: DType| it.m.contiguous_meta(sizes, dtype);
+    // Pointwise families.
+    let pw_rule = match rule {
+        "binary" => Some(("", vec!["self", "other"])),
+        "binary_float" => Some(("float", vec!["self", "other"])),
+        "div" => Some((if matches!(a.get("rounding_mode"), Value::Str(_)) { "" } else { "float" }, vec!["self", "other"])),
+        "binary_int" => Some(("int", vec!["self", "other"])),
+        "compare" => Some(("bool", vec!["self", "other"])),
+        "unary" => Some(("", vec!["self"])),
+        "unary_float" => Some(("float", vec!["self"])),
+        "unary_bool" => Some(("bool", vec!["self"])),
+        "unary_int" => Some(("int", vec!["self"])),
+        "clamp" => Some(("", vec!["self", "min", "max"])),
+        "lerp" => Some(("", vec!["self", "end", "weight"])),
+        "where" => Some(("", vec!["self", "other"])),
+        "addc" => Some(("", vec!["self", "tensor1", "tensor2"])),
+        _ => None,
+    };
+    if let Some((dt, names)) = pw_rule {
+        if op.name == "pow" || op.name == "pow_" {
+            if let (Value::Tensor(_), Value::None) = (a.get("self"), a.get("exponent")) {}
+        }
+        let names: Vec<&str> = if op.name.starts_with("pow") { vec!["self", "exponent"] } else { names };
+        if rule == "clamp" && matches!(a.get("min"), Value::None) && matches!(a.get("max"), Value::None) && op.name.starts_with("clamp") && !op.name.starts_with("clamp_m") {
+            return Err(oe("other", "torch.clamp: At least one of 'min' or 'max' must not be None"));
+        }
+        let mut vals: Vec<&Value> = names.iter().map(|n| a.get(n)).collect();
+        let cond;
+        if rule == "where" {
+            cond = a.get("condition").clone();
+            match &cond {
+                Value::Tensor(c) if it.m.t(*c).dtype == DType::Bool => {}
+                Value::Tensor(_) => return Err(oe("other", "where expected condition to be a boolean tensor")),
+                _ => return Err(oe("arguments", "where(): condition must be a tensor")),
+            }
+            vals.insert(0, &cond);
+        }
+        // Promotion ignores the boolean condition of `where`.
+        let mut p = pointwise(it, &vals, dt)?;
+        if rule == "where" {
+            let v2: Vec<&Value> = vals[1..].to_vec();
+            p.dtype = pointwise(it, &v2, dt)?.dtype;
+        }
+        if rule == "unary_float" && matches!(op.name, "relu" | "hardtanh") {
+            p.dtype = it.m.t(a.tensor("self")?).dtype;
+        }
+        if op.name.starts_with("sign") || op.name == "abs" || op.name == "neg" {
+            if it.m.t(a.tensor("self")?).dtype == DType::Bool && op.name == "neg" {
+                return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
+            }
+        }
+        if p.tensors.is_empty() {
+            return Err(oe("arguments", format!("{}() needs at least one tensor argument", op.name)));
+        }
+        let meta = pointwise_meta(it, &p)?;
+        let inputs: Vec<Option<TensorId>> = names.iter().map(|n| if let Value::Tensor(t) = a.get(n) { Some(*t) } else { None }).collect();
+        return Ok((vec![meta], inputs, None));
+    }
+    let me = match a.get("self") {
+        Value::Tensor(t) => Some(*t),
+        _ => None,
+    };
+    let t = me.map(|m| it.m.t(m).clone());
+    let need = |t: &Option<Tensor>| -> OpResult<Tensor> { t.clone().ok_or_else(|| oe("arguments", format!("{}(): expected a tensor", op.name))) };
+    match rule {
+        "masked_fill" => {
+            let t = need(&t)?;
+            let mask = a.tensor("mask")?;
+            if it.m.t(mask).dtype != DType::Bool {
+                return Err(oe("other", "masked_fill only supports boolean masks"));
+            }
+            let ms = it.m.t(mask).sizes.clone();
+            let sizes = shape::broadcast_shapes(&t.sizes, &ms, &mut it.m.sizes)?;
+            let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
+            let meta = if sizes == t.sizes {
+                Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }
+            } else {
+                contiguous(it, sizes, t.dtype)?
+            };
+            let value = if let Value::Tensor(v) = a.get("value") { Some(*v) } else { None };
+            Ok((vec![meta], vec![me, Some(mask), value], None))
+        }
+        "sum" | "mean" | "amax" | "all" | "norm" => {
+            let t = need(&t)?;
+            let dims = if op.params.iter().any(|p| p.name == "dim") { a.opt_dims(it, "dim")? } else { None };
+            let keepdim = a.bool("keepdim")?;
+            let sizes = reduce_dims(it, &t, dims, keepdim)?;
+            let dtype_arg = if op.params.iter().any(|p| p.name == "dtype") { a.dtype("dtype")? } else { None };
+            let dtype = match (rule, dtype_arg) {
+                (_, Some(d)) => d,
+                ("sum", None) => {
+                    if t.dtype.is_integral() {
+                        DType::I64
+                    } else {
+                        t.dtype
+                    }
+                }
+                ("mean", None) => {
+                    if t.dtype.is_integral() {
+                        if matches!(op.name, "logsumexp") {
+                            DType::F32
+                        } else {
+                            return Err(oe("other", format!("{}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}", op.name, torch_type_name(t.dtype))));
+                        }
+                    } else if matches!(op.name, "std" | "var") {
+                        t.dtype.to_real()
+                    } else {
+                        t.dtype
+                    }
+                }
+                ("norm", None) => {
+                    if t.dtype.is_integral() {
+                        return Err(oe("other", format!("linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}", torch_type_name(t.dtype))));
+                    }
+                    t.dtype.to_real()
+                }
+                ("all", None) => {
+                    if t.dtype == DType::U8 {
+                        DType::U8
+                    } else {
+                        DType::Bool
+                    }
+                }
+                _ => t.dtype,
+            };
+            let meta = contiguous(it, sizes, dtype)?;
+            Ok((vec![meta], vec![me], None))
+        }
+        "max" => {
+            let t = need(&t)?;
+            match a.get("dim") {
+                Value::None => {
+                    let meta = contiguous(it, vec![], t.dtype)?;
+                    Ok((vec![meta], vec![me], None))
+                }
+                Value::Tensor(o) => {
+                    let name = if op.name == "max" { "maximum" } else { "minimum" };
+                    let r = it.call_op(name, vec![Value::Tensor(me.unwrap_or(0)), Value::Tensor(*o)], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
+                    Ok((vec![], vec![], Some(r)))
+                }
+                _ => {
+                    let d = a.int(it, "dim")?;
+                    let keepdim = a.bool("keepdim")?;
+                    let sizes = reduce_dims(it, &t, Some(vec![d]), keepdim)?;
+                    let values = contiguous(it, sizes.clone(), t.dtype)?;
+                    let indices = contiguous(it, sizes, DType::I64)?;
+                    Ok((vec![values, indices], vec![me], None))
+                }
+            }
+        }
+        "argmax" => {
+            let t = need(&t)?;
+            let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
+            let keepdim = a.bool("keepdim")?;
+            let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, &t, dims, keepdim)? };
+            let meta = contiguous(it, sizes, DType::I64)?;
+            Ok((vec![meta], vec![me], None))
+        }
+        "cumsum" => {
+            let t = need(&t)?;
+            shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            let dtype = a.dtype("dtype")?.unwrap_or(if t.dtype.is_integral() { DType::I64 } else { t.dtype });
+            let meta = contiguous(it, t.sizes.clone(), dtype)?;
+            Ok((vec![meta], vec![me], None))
+        }
+        "softmax" => {
+            let t = need(&t)?;
+            let d = match a.opt_int(it, "dim")? {
+                Some(d) => d,
+                None => {
+                    let nd = t.sizes.len() as i64;
+                    if nd == 0 || nd == 1 || nd == 3 {
+                        0
+                    } else {
+                        1
+                    }
+                }
+            };
+            shape::wrap_dim(d, t.sizes.len())?;
+            let dtype = a.dtype("dtype")?.unwrap_or(t.dtype);
+            if dtype.is_integral() {
+                return Err(oe("other", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", torch_type_name(dtype))));
+            }
+            let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], vec![me], None))
+        }
+        "sort" | "argsort" => {
+            let t = need(&t)?;
+            shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            let values = contiguous(it, t.sizes.clone(), t.dtype)?;
+            let indices = contiguous(it, t.sizes.clone(), DType::I64)?;
+            if rule == "argsort" {
+                return Ok((vec![indices], vec![me], None));
+            }
+            Ok((vec![values, indices], vec![me], None))
+        }
+        "topk" => {
+            let t = need(&t)?;
+            let nd = t.sizes.len();
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            let k = a.sym("k")?;
+            let size = if nd == 0 { SymInt::int(1) } else { t.sizes[d].clone() };
+            if it.m.sizes.lt_int(&k, 0) || it.m.sizes.lt(&size, &k) {
+                return Err(oe("index-out-of-range", "selected index k out of range"));
+            }
+            let mut sizes = t.sizes.clone();
+            if nd > 0 {
+                sizes[d] = k;
+            }
+            let values = contiguous(it, sizes.clone(), t.dtype)?;
+            let indices = contiguous(it, sizes, DType::I64)?;
+            Ok((vec![values, indices], vec![me], None))
+        }
+        "matmul" | "mm" | "bmm" | "mv" | "dot" | "outer" => {
+            let t = need(&t)?;
+            let other_name = match rule {
+                "matmul" => "other",
+                "mm" | "bmm" => "mat2",
+                "mv" => "vec",
+                "dot" => "tensor",
+                _ => "vec2",
+            };
+            let o = a.tensor(other_name)?;
+            let ot = it.m.t(o).clone();
+            if t.dtype != ot.dtype && autocast_dtype(it, rule).is_none() {
+                return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", t.dtype.name(), ot.dtype.name())));
+            }
+            let sizes = matmul_shape(it, rule, &t.sizes, &ot.sizes)?;
+            let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(t.dtype);
+            let meta = contiguous(it, sizes, dtype)?;
+            Ok((vec![meta], vec![me, Some(o)], None))
+        }
+        "addmm" | "baddbmm" => {
+            let t = need(&t)?;
+            let (m1, m2) = if rule == "addmm" { (a.tensor("mat1")?, a.tensor("mat2")?) } else { (a.tensor("batch1")?, a.tensor("batch2")?) };
+            let (s1, s2) = (it.m.t(m1).sizes.clone(), it.m.t(m2).sizes.clone());
+            let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
+            let sizes = shape::broadcast_shapes(&t.sizes, &prod, &mut it.m.sizes)?;
+            if sizes != prod {
+                return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(&t.sizes), show(&prod))));
+            }
+            let dtype = autocast_dtype(it, rule).unwrap_or(t.dtype);
+            let meta = contiguous(it, prod, dtype)?;
+            Ok((vec![meta], vec![me, Some(m1), Some(m2)], None))
+        }
+        "linear" => {
+            let x = a.tensor("input")?;
+            let w = a.tensor("weight")?;
+            let (xs, ws) = (it.m.t(x).sizes.clone(), it.m.t(w).sizes.clone());
+            let wt: Vec<SymInt> = ws.iter().rev().cloned().collect();
+            let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
+            if let Some(b) = a.opt_tensor("bias")? {
+                let bs = it.m.t(b).sizes.clone();
+                sizes = shape::broadcast_shapes(&sizes, &bs, &mut it.m.sizes)?;
+            }
+            let dtype = autocast_dtype(it, rule).unwrap_or(it.m.t(x).dtype);
+            let meta = contiguous(it, sizes, dtype)?;
+            Ok((vec![meta], vec![Some(x), Some(w), a.opt_tensor("bias")?], None))
+        }
+        "einsum" => einsum(it, a, span),
+        "clone" => {
+            let t = need(&t)?;
+            let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
+            let strides = shape::like_strides(&t.sizes, &t.strides, f, &mut it.m.sizes)?;
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], vec![me], None))
+        }
+        "same_shape" => {
+            let t = need(&t)?;
+            let strides = if op.name == "flip" {
+                shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
+            } else {
+                shape::contiguous_strides(&t.sizes, &mut it.m.sizes)?
+            };
+            if op.name == "flip" {
+                for d in a.ints(it, "dims")? {
+                    shape::wrap_dim(d, t.sizes.len())?;
+                }
+            }
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], vec![me], None))
+        }
+        "cat" | "stack" => {
+            let ts = a.tensors("tensors")?;
+            if ts.is_empty() {
+                return Err(oe("cat-shape", format!("{}(): expected a non-empty list of Tensors", op.name)));
+            }
+            let metas: Vec<Tensor> = ts.iter().map(|&x| it.m.t(x).clone()).collect();
+            let ops: Vec<Operand> = ts.iter().map(|&x| Operand::Tensor(x)).collect();
+            let mut dtype = metas[0].dtype;
+            for m in &metas[1..] {
+                dtype = DType::promote(dtype, m.dtype);
+            }
+            let _ = ops;
+            let sizes = if rule == "stack" {
+                for (i, m) in metas.iter().enumerate().skip(1) {
+                    if m.sizes != metas[0].sizes {
+                        let same = m.sizes.len() == metas[0].sizes.len() && m.sizes.iter().zip(&metas[0].sizes).all(|(x, y)| it.m.sizes.eq(x, y));
+                        if !same {
+                            return Err(oe("cat-shape", format!("stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}", show(&metas[0].sizes), show(&m.sizes))));
+                        }
+                    }
+                }
+                let d = shape::wrap_dim(a.int(it, "dim")?, metas[0].sizes.len() + 1)?;
+                let mut s = metas[0].sizes.clone();
+                s.insert(d, SymInt::int(ts.len() as i64));
+                s
+            } else {
+                // Legacy: 1-d empty tensors are skipped.
+                let live: Vec<&Tensor> = metas.iter().filter(|m| !(m.sizes.len() == 1 && m.sizes[0].as_int() == Some(0))).collect();
+                if live.is_empty() {
+                    metas[0].sizes.clone()
+                } else {
+                    let nd = live[0].sizes.len();
+                    if nd == 0 {
+                        return Err(oe("cat-shape", "zero-dimensional tensor (at position 0) cannot be concatenated"));
+                    }
+                    let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+                    let mut s = live[0].sizes.clone();
+                    for (i, m) in live.iter().enumerate().skip(1) {
+                        if m.sizes.len() != nd {
+                            return Err(oe("cat-shape", format!("Tensors must have same number of dimensions: got {} and {}", nd, m.sizes.len())));
+                        }
+                        for k in 0..nd {
+                            if k == d {
+                                continue;
+                            }
+                            if !it.m.sizes.eq(&m.sizes[k], &s[k]) {
+                                return Err(oe(
+                                    "cat-shape",
+                                    format!("Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.", s[k], m.sizes[k]),
+                                ));
+                            }
+                        }
+                        s[d] = it.m.sizes.add(&s[d], &m.sizes[d])?;
+                    }
+                    s
+                }
+            };
+            // cat keeps a memory format all inputs share; stack is contiguous.
+            let fmt = if rule == "cat" {
+                let fs: Vec<MemoryFormat> = metas.iter().map(|m| shape::suggest_memory_format(&m.sizes, &m.strides, &mut it.m.sizes)).collect();
+                if fs.iter().all(|f| *f == fs[0]) { fs[0] } else { MemoryFormat::Contiguous }
+            } else {
+                MemoryFormat::Contiguous
+            };
+            let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
+            let inputs = ts.iter().map(|&x| Some(x)).collect();
+            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], inputs, None))
+        }
+        "repeat" | "tile" => {
+            let t = need(&t)?;
+            let reps = a.syms(if rule == "repeat" { "repeats" } else { "dims" })?;
+            let nd = t.sizes.len();
+            if rule == "repeat" && reps.len() < nd {
+                return Err(oe("other", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"));
+            }
+            let n = reps.len().max(nd);
+            let mut reps_full = vec![SymInt::int(1); n - reps.len()];
+            reps_full.extend(reps);
+            let mut sizes_full = vec![SymInt::int(1); n - nd];
+            sizes_full.extend(t.sizes.iter().cloned());
+            let mut sizes = Vec::new();
+            for (s, r) in sizes_full.iter().zip(&reps_full) {
+                if it.m.sizes.lt_int(r, 0) {
+                    return Err(oe("other", "Trying to create tensor with negative dimension"));
+                }
+                sizes.push(it.m.sizes.mul(s, r)?);
+            }
+            let meta = contiguous(it, sizes, t.dtype)?;
+            Ok((vec![meta], vec![me], None))
+        }
+        "repeat_interleave" => {
+            let t = need(&t)?;
+            let r = match a.get("repeats") {
+                Value::Int(r) => r.clone(),
+                Value::Tensor(_) => match a.get("output_size") {
+                    Value::Int(o) => o.clone(),
+                    _ => return Err(oe("other", "repeat_interleave with tensor repeats has a data-dependent size; pass output_size=")),
+                },
+                _ => return Err(oe("arguments", "repeat_interleave(): repeats must be an int or a tensor")),
+            };
+            let sizes = match a.opt_int(it, "dim")? {
+                None => {
+                    let n = it.m.numel(me.unwrap_or(0))?;
+                    vec![if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&n, &r)? }]
+                }
+                Some(d) => {
+                    let d = shape::wrap_dim(d, t.sizes.len())?;
+                    let mut s = t.sizes.clone();
+                    s[d] = if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&s[d], &r)? };
+                    s
+                }
+            };
+            let meta = contiguous(it, sizes, t.dtype)?;
+            Ok((vec![meta], vec![me], None))
+        }
+        "index_select" => {
+            let t = need(&t)?;
+            let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            let ix = a.tensor("index")?;
+            let is = it.m.t(ix).sizes.clone();
+            if is.len() > 1 {
+                return Err(oe("other", "index_select(): Index is supposed to be a vector"));
+            }
+            let n = is.first().cloned().unwrap_or(SymInt::int(1));
+            let mut sizes = t.sizes.clone();
+            if !sizes.is_empty() {
+                sizes[d] = n;
+            }
+            let meta = contiguous(it, sizes, t.dtype)?;
+            Ok((vec![meta], vec![me, Some(ix)], None))
+        }
+        "gather" | "take" => {
+            let t = need(&t)?;
+            let ix = a.tensor("index")?;
+            if rule == "gather" {
+                shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            }
+            let is = it.m.t(ix).sizes.clone();
+            if !it.m.t(ix).dtype.is_integral() || it.m.t(ix).dtype == DType::Bool {
+                return Err(oe("other", format!("{}(): Expected dtype int64 for index", op.name)));
+            }
+            let meta = contiguous(it, is, t.dtype)?;
+            Ok((vec![meta], vec![me, Some(ix)], None))
+        }
+        "scatter" | "index_add" | "index_fill" | "index_put" => {
+            let t = need(&t)?;
+            let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
+            let mut inputs = vec![me];
+            for n in ["src", "source", "values", "value"] {
+                if let Value::Tensor(x) = a.get(n) {
+                    inputs.push(Some(*x));
+                }
+            }
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], inputs, None))
+        }
+        "data_dependent" => Err(oe(
+            "other",
+            format!("{}() has a data-dependent output size, which the analysis cannot trace without unbacked symbols", op.name),
+        )
+        .help("use torch.where(mask, x, other) to keep the shape static")),
+        "tril" => {
+            let t = need(&t)?;
+            if t.sizes.len() < 2 {
+                return Err(oe("other", format!("{}: input tensor must have at least 2 dimensions", op.name)));
+            }
+            let meta = contiguous(it, t.sizes.clone(), t.dtype)?;
+            Ok((vec![meta], vec![me], None))
+        }
+        "pad" => {
+            let x = a.tensor("input")?;
+            let t = it.m.t(x).clone();
+            let pad = a.syms("pad")?;
+            if pad.len() % 2 != 0 {
+                return Err(oe("other", "Padding length must be divisible by 2"));
+            }
+            if pad.len() / 2 > t.sizes.len() {
+                return Err(oe("other", "Padding length should be less than or equal to two times the input dimension"));
+            }
+            let mut sizes = t.sizes.clone();
+            let nd = sizes.len();
+            for i in 0..pad.len() / 2 {
+                let d = nd - 1 - i;
+                let s = it.m.sizes.add(&sizes[d], &pad[2 * i])?;
+                sizes[d] = it.m.sizes.add(&s, &pad[2 * i + 1])?;
+                if it.m.sizes.lt_int(&sizes[d], 0) {
+                    return Err(oe("other", "The input size after padding is negative"));
+                }
+            }
+            let f = shape::suggest_memory_format(&t.sizes, &t.strides, &mut it.m.sizes);
+            let strides = shape::format_strides(&sizes, f, &mut it.m.sizes)?;
+            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }], vec![Some(x)], None))
+        }
+        "dropout" => {
+            let x = a.tensor("input")?;
+            let p = match a.get("p") {
+                Value::Float(f) => *f,
+                Value::Int(i) => i.as_int().unwrap_or(0) as f64,
+                _ => 0.5,
+            };
+            if !(0.0..=1.0).contains(&p) {
+                return Err(oe("other", format!("dropout probability has to be between 0 and 1, but got {p}")));
+            }
+            let training = a.bool("training")?;
+            if !training || p == 0.0 {
+                return Ok((vec![], vec![], Some(Value::Tensor(x))));
+            }
+            let t = it.m.t(x).clone();
+            let strides = iter_strides(it, &t.sizes, &[x])?;
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], vec![Some(x)], None))
+        }
+        "layer_norm" => {
+            let x = a.tensor("input")?;
+            let t = it.m.t(x).clone();
+            let ns = a.syms("normalized_shape")?;
+            let nd = t.sizes.len();
+            let ok = ns.len() <= nd && ns.iter().zip(&t.sizes[nd - ns.len()..]).all(|(p, q)| it.m.sizes.eq(p, q));
+            if !ok {
+                return Err(oe("other", format!("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}", show(&ns), show(&ns).trim_matches(|c| c == '[' || c == ']'), show(&t.sizes))));
+            }
+            let meta = contiguous(it, t.sizes.clone(), t.dtype)?;
+            Ok((vec![meta], vec![Some(x), a.opt_tensor("weight")?, a.opt_tensor("bias")?], None))
+        }
+        "embedding" => {
+            let x = a.tensor("input")?;
+            let w = a.tensor("weight")?;
+            let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
+            if !xt.dtype.is_integral() || xt.dtype == DType::Bool {
+                return Err(oe("other", format!("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead", xt.dtype.name())));
+            }
+            if wt.sizes.len() != 2 {
+                return Err(oe("other", "'weight' must be 2-D"));
+            }
+            let mut sizes = xt.sizes.clone();
+            sizes.push(wt.sizes[1].clone());
+            let meta = contiguous(it, sizes, wt.dtype)?;
+            Ok((vec![meta], vec![Some(w), Some(x)], None))
+        }
+        "conv2d" => conv2d(it, a),
+        other => Err(oe("other", format!("internal: no rule `{other}` for {}", op.name))),
+    }
+}
+
+fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpResult<Vec<SymInt>> {
+    let s = &mut it.m.sizes;
+    let mismatch = |a: &[SymInt], b: &[SymInt]| {
+        oe(
+            "matmul-shape",
+            format!(
+                "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+                a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x"),
+                b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x")
+            ),
+        )
+    };
+    match rule {
+        "mm" => {
+            if a.len() != 2 || b.len() != 2 {
+                return Err(oe("matmul-shape", format!("{} must be a matrix", if a.len() != 2 { "self" } else { "mat2" })));
+            }
+            if !s.eq(&a[1], &b[0]) {
+                return Err(mismatch(a, b));
+            }
+            Ok(vec![a[0].clone(), b[1].clone()])
+        }
+        "bmm" => {
+            if a.len() != 3 || b.len() != 3 {
+                return Err(oe("matmul-shape", "batch1 must be a 3D tensor"));
+            }
+            if !s.eq(&a[0], &b[0]) || !s.eq(&a[2], &b[1]) {
+                return Err(oe("matmul-shape", format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", a[0], a[2], b[0], b[1])));
+            }
+            Ok(vec![a[0].clone(), a[1].clone(), b[2].clone()])
+        }
+        "mv" => {
+            if a.len() != 2 || b.len() != 1 {
+                return Err(oe("matmul-shape", format!("vector + matrix @ vector expected, got 1, {}, {}", a.len(), b.len())));
+            }
+            if !s.eq(&a[1], &b[0]) {
+                return Err(oe("matmul-shape", format!("size mismatch, got input ({}), mat ({}x{}), vec ({})", a[0], a[0], a[1], b[0])));
+            }
+            Ok(vec![a[0].clone()])
+        }
+        "dot" => {
+            if a.len() != 1 || b.len() != 1 {
+                return Err(oe("matmul-shape", format!("1D tensors expected, but got {}D and {}D tensors", a.len(), b.len())));
+            }
+            if !s.eq(&a[0], &b[0]) {
+                return Err(oe("matmul-shape", format!("inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", a[0], b[0], a[0], b[0])));
+            }
+            Ok(vec![])
+        }
+        "outer" => {
+            if a.len() != 1 || b.len() != 1 {
+                return Err(oe("matmul-shape", "outer: expected 1D tensors"));
+            }
+            Ok(vec![a[0].clone(), b[0].clone()])
+        }
+        _ => {
+            if a.is_empty() || b.is_empty() {
+                return Err(oe("matmul-shape", format!("both arguments to matmul need to be at least 1D, but they are {}D and {}D", a.len(), b.len())));
+            }
+            match (a.len(), b.len()) {
+                (1, 1) => matmul_shape(it, "dot", a, b),
+                (2, 1) => matmul_shape(it, "mv", a, b),
+                (1, 2) => {
+                    if !s.eq(&a[0], &b[0]) {
+                        return Err(mismatch(&[SymInt::int(1), a[0].clone()], b));
+                    }
+                    Ok(vec![b[1].clone()])
+                }
+                (2, 2) => matmul_shape(it, "mm", a, b),
+                _ => {
+                    let (ar, ac) = if a.len() >= 2 { (Some(a[a.len() - 2].clone()), a[a.len() - 1].clone()) } else { (None, a[0].clone()) };
+                    let (br, bc) = if b.len() >= 2 { (b[b.len() - 2].clone(), Some(b[b.len() - 1].clone())) } else { (b[0].clone(), None) };
+                    if !s.eq(&ac, &br) {
+                        let lhs: Vec<SymInt> = a.to_vec();
+                        return Err(oe(
+                            "matmul-shape",
+                            format!("Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}]; shapes {} and {} cannot be multiplied", ac, br, show(&lhs), show(b)),
+                        ));
+                    }
+                    let ab = &a[..a.len().saturating_sub(2)];
+                    let bb = &b[..b.len().saturating_sub(2)];
+                    let mut out = shape::broadcast_shapes(ab, bb, s)?;
+                    if let Some(r) = ar {
+                        out.push(r);
+                    }
+                    if let Some(c) = bc {
+                        out.push(c);
+                    }
+                    Ok(out)
+                }
+            }
+        }
+    }
+}
+
+fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
+    let _ = span;
+    let eq = match a.get("equation") {
+        Value::Str(s) => s.to_string(),
+        _ => return Err(oe("arguments", "einsum(): the first argument must be an equation string")),
+    };
+    let ops: Vec<TensorId> = match a.get("operands") {
+        Value::Tensor(t) => vec![*t],
+        v => v
+            .sequence()
+            .unwrap_or_default()
+            .iter()
+            .map(|x| if let Value::Tensor(t) = x { Ok(*t) } else { Err(oe("arguments", "einsum(): operands must be tensors")) })
+            .collect::<OpResult<_>>()?,
+    };
+    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ops.len() {
+        return Err(oe("other", format!("einsum(): {} operands were provided but the equation specifies {}", ops.len(), terms.len())));
+    }
+    let mut sizes: Vec<(char, SymInt)> = Vec::new();
+    let mut counts: Vec<(char, usize)> = Vec::new();
+    for (term, &t) in terms.iter().zip(&ops) {
+        if term.contains("...") {
+            return Err(oe("unsupported", "einsum with `...` is not supported by tpi yet"));
+        }
+        let ts = it.m.t(t).sizes.clone();
+        if term.chars().count() != ts.len() {
+            return Err(oe("other", format!("einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand", term.len(), ts.len())));
+        }
+        for (c, s) in term.chars().zip(ts) {
+            match sizes.iter().find(|(k, _)| *k == c) {
+                Some((_, prev)) => {
+                    let prev = prev.clone();
+                    if !it.m.sizes.eq(&prev, &s) && !it.m.sizes.eq_int(&s, 1) && !it.m.sizes.eq_int(&prev, 1) {
+                        return Err(oe("other", format!("einsum(): operands do not broadcast with remapped shapes (original->remapped): subscript {c} has size {s} and {prev}")));
+                    }
+                    if it.m.sizes.eq_int(&prev, 1) {
+                        sizes.retain(|(k, _)| *k != c);
+                        sizes.push((c, s));
+                    }
+                }
+                None => sizes.push((c, s)),
+            }
+            match counts.iter_mut().find(|(k, _)| *k == c) {
+                Some(e) => e.1 += 1,
+                None => counts.push((c, 1)),
+            }
+        }
+    }
+    let out_chars: Vec<char> = match rhs {
+        Some(r) => r.chars().collect(),
+        None => {
+            let mut v: Vec<char> = counts.iter().filter(|(_, n)| *n == 1).map(|(c, _)| *c).collect();
+            v.sort();
+            v
+        }
+    };
+    let mut out = Vec::new();
+    for c in out_chars {
+        match sizes.iter().find(|(k, _)| *k == c) {
+            Some((_, s)) => out.push(s.clone()),
+            None => return Err(oe("other", format!("einsum(): output subscript {c} does not appear in the equation for any input operand"))),
+        }
+    }
+    let mut dtype = it.m.t(ops[0]).dtype;
+    for &o in &ops[1..] {
+        dtype = DType::promote(dtype, it.m.t(o).dtype);
+    }
+    let dtype = autocast_dtype(it, "einsum").unwrap_or(dtype);
+    let meta = it.m.contiguous_meta(out, dtype)?;
+    Ok((vec![meta], ops.iter().map(|&o| Some(o)).collect(), None))
+}
+
+fn conv2d(it: &mut Interp, a: &Args) -> OpResult<FnOut> {
+    let x = a.tensor("input")?;
+    let w = a.tensor("weight")?;
+    let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
+    let batched = xt.sizes.len() == 4;
+    if !(xt.sizes.len() == 3 || batched) {
+        return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(&xt.sizes))));
+    }
+    if wt.sizes.len() != 4 {
+        return Err(oe("other", "conv2d: weight must be 4-D"));
+    }
+    let mut pair = |name: &str| -> OpResult<[i64; 2]> {
+        match a.get(name) {
+            Value::Int(i) => {
+                let v = it.m.sizes.concrete(i, name)?;
+                Ok([v, v])
+            }
+            v => {
+                let s = to_syms(v).ok_or_else(|| oe("arguments", format!("conv2d: `{name}` must be an int or a pair")))?;
+                let c: Vec<i64> = s.iter().map(|x| it.m.sizes.concrete(x, name)).collect::<OpResult<_>>()?;
+                if c.len() == 1 {
+                    Ok([c[0], c[0]])
+                } else if c.len() == 2 {
+                    Ok([c[0], c[1]])
+                } else {
+                    Err(oe("other", format!("conv2d: expected `{name}` to be a single integer value or a list of 2 values")))
+                }
+            }
+        }
+    };
+    if matches!(a.get("padding"), Value::Str(_)) {
+        return Err(oe("unsupported", "conv2d with string padding is not supported by tpi yet"));
+    }
+    let (stride, padding, dilation) = (pair("stride")?, pair("padding")?, pair("dilation")?);
+    let groups = a.int(it, "groups")?;
+    let off = if batched { 1 } else { 0 };
+    let cin = xt.sizes[off].clone();
+    let expect = it.m.sizes.mul(&wt.sizes[1], &SymInt::int(groups))?;
+    if !it.m.sizes.eq(&cin, &expect) {
+        return Err(oe(
+            "other",
+            format!("Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead", show(&wt.sizes), show(&xt.sizes), expect, cin),
+        ));
+    }
+    let mut sizes = Vec::new();
+    if batched {
+        sizes.push(xt.sizes[0].clone());
+    }
+    sizes.push(wt.sizes[0].clone());
+    for i in 0..2 {
+        let h = it.m.sizes.concrete(&xt.sizes[off + 1 + i], "conv2d")?;
+        let k = it.m.sizes.concrete(&wt.sizes[2 + i], "conv2d")?;
+        let o = (h + 2 * padding[i] - dilation[i] * (k - 1) - 1).div_euclid(stride[i].max(1)) + 1;
+        if o <= 0 {
+            return Err(oe("other", "Calculated output size is too small"));
+        }
+        sizes.push(SymInt::int(o));
+    }
+    let fmt = if batched {
+        let fx = shape::suggest_memory_format(&xt.sizes, &xt.strides, &mut it.m.sizes);
+        let fw = shape::suggest_memory_format(&wt.sizes, &wt.strides, &mut it.m.sizes);
+        if fx == MemoryFormat::ChannelsLast || fw == MemoryFormat::ChannelsLast { MemoryFormat::ChannelsLast } else { MemoryFormat::Contiguous }
+    } else {
+        MemoryFormat::Contiguous
+    };
+    let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
+    let dtype = autocast_dtype(it, "conv2d").unwrap_or(xt.dtype);
+    Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], vec![Some(x), Some(w), a.opt_tensor("bias")?], None))
+}

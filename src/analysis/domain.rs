@@ -1,0 +1,296 @@
+//! The abstract domain: what tpi knows about every tensor, storage and autograd
+//! node while it interprets a function. Tensors are objects with identity
+//! (`TensorId`), as in Python: in-place ops change the object, `y = x` shares it.
+//!
+//! Three layers are modelled side by side, as PyTorch stacks them:
+//! - the tensor's own metadata (sizes, strides, storage offset, dtype);
+//! - functionalization: one `FunctionalStorage` per storage with the mutation
+//!   counters `run_functionalized_fw_and_collect_metadata` reads;
+//! - autograd: requires_grad, grad_fn nodes, differentiable-view bases with their
+//!   CreationMeta, version counters and the tensors each node saved.
+
+use crate::sym::SymInt;
+use crate::syntax::Span;
+
+pub type TensorId = usize;
+pub type StorageId = usize;
+pub type NodeId = usize;
+pub type VersionId = usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    U8,
+    I8,
+    I16,
+    I32,
+    I64,
+    F16,
+    BF16,
+    F32,
+    F64,
+    C64,
+    C128,
+}
+
+impl DType {
+    /// PyTorch's name without `torch.` (`float32`, `int64`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
+        }
+    }
+
+    /// `torch.<attr>` spellings, including PyTorch's aliases.
+    pub fn from_attr(attr: &str) -> Option<DType> {
+        Some(match attr {
+            "bool" => DType::Bool,
+            "uint8" => DType::U8,
+            "int8" => DType::I8,
+            "int16" | "short" => DType::I16,
+            "int32" | "int" => DType::I32,
+            "int64" | "long" => DType::I64,
+            "float16" | "half" => DType::F16,
+            "bfloat16" => DType::BF16,
+            "float32" | "float" => DType::F32,
+            "float64" | "double" => DType::F64,
+            "complex64" | "cfloat" => DType::C64,
+            "complex128" | "cdouble" => DType::C128,
+            _ => return None,
+        })
+    }
+
+    pub fn itemsize(self) -> i64 {
+        match self {
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
+        }
+    }
+
+    pub fn is_floating(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// Integral, bool included (PyTorch's `isIntegralType(t, includeBool=true)`).
+    pub fn is_integral(self) -> bool {
+        !self.is_floating() && !self.is_complex()
+    }
+
+    /// Can this dtype require gradients (floating point or complex)?
+    pub fn can_require_grad(self) -> bool {
+        self.is_floating() || self.is_complex()
+    }
+
+    /// 0 bool, 1 integral, 2 floating, 3 complex.
+    pub fn category(self) -> u8 {
+        if self == DType::Bool {
+            0
+        } else if self.is_complex() {
+            3
+        } else if self.is_floating() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The complex dtype with this real dtype's precision.
+    pub fn to_complex(self) -> DType {
+        match self {
+            DType::F64 => DType::C128,
+            DType::C128 => DType::C128,
+            _ => DType::C64,
+        }
+    }
+
+    /// The real dtype of a complex one.
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            other => other,
+        }
+    }
+
+    /// PyTorch's `c10::promoteTypes`.
+    pub fn promote(a: DType, b: DType) -> DType {
+        use DType::*;
+        if a == b {
+            return a;
+        }
+        if a.is_complex() || b.is_complex() {
+            let wide = matches!(a, C128 | F64) || matches!(b, C128 | F64);
+            return if wide { C128 } else { C64 };
+        }
+        if a.is_floating() || b.is_floating() {
+            return match (a.is_floating(), b.is_floating()) {
+                (true, false) => a,
+                (false, true) => b,
+                _ => {
+                    if (a == F16 && b == BF16) || (a == BF16 && b == F16) {
+                        F32
+                    } else {
+                        a.max(b)
+                    }
+                }
+            };
+        }
+        if a == Bool {
+            return b;
+        }
+        if b == Bool {
+            return a;
+        }
+        // Integral: uint8 with a signed type needs the next signed width.
+        if a == U8 || b == U8 {
+            let other = if a == U8 { b } else { a };
+            return if other == I8 { I16 } else { other };
+        }
+        a.max(b)
+    }
+
+    /// `canCast(from, to)`: no float -> integral, no complex -> non-complex,
+    /// no non-bool -> bool.
+    pub fn can_cast(from: DType, to: DType) -> bool {
+        if from.is_complex() && !to.is_complex() {
+            return false;
+        }
+        if from.is_floating() && to.is_integral() {
+            return false;
+        }
+        if from != DType::Bool && to == DType::Bool {
+            return false;
+        }
+        true
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryFormat {
+    Contiguous,
+    ChannelsLast,
+    ChannelsLast3d,
+    Preserve,
+}
+
+impl MemoryFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryFormat::Contiguous => "contiguous_format",
+            MemoryFormat::ChannelsLast => "channels_last",
+            MemoryFormat::ChannelsLast3d => "channels_last_3d",
+            MemoryFormat::Preserve => "preserve_format",
+        }
+    }
+}
+
+/// autograd's CreationMeta of a differentiable view: why an in-place op on it
+/// may be forbidden.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreationMeta {
+    Default,
+    InCustomFunction,
+    MultipleOutputs,
+    NoGradMode,
+    InferenceMode,
+}
+
+/// autograd's view metadata (`DifferentiableViewMeta`): the root base, why the
+/// view was made, and the version at which its grad_fn was last computed.
+#[derive(Clone, Debug)]
+pub struct ViewInfo {
+    pub base: TensorId,
+    pub creation_meta: CreationMeta,
+    /// The op that made the view and where (for messages).
+    pub op: &'static str,
+    pub span: Span,
+}
+
+/// One abstract tensor object.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub sizes: Vec<SymInt>,
+    pub strides: Vec<SymInt>,
+    pub offset: SymInt,
+    pub dtype: DType,
+    /// Functional storage (functionalization's `StorageWeakRef`).
+    pub storage: StorageId,
+    /// autograd's version counter, shared by a base, its views and `detach()`es.
+    pub version: VersionId,
+    /// The tensor's own `requires_grad` flag (leaves; `requires_grad_()`).
+    pub requires_grad_flag: bool,
+    pub grad_fn: Option<NodeId>,
+    /// For a view: the version of the counter when its grad_fn was last set.
+    pub attr_version: u32,
+    pub view: Option<ViewInfo>,
+    /// functionalization's multi-output-view flag (unbind/split/chunk).
+    pub multi_output_view: bool,
+    /// This object is the wrapper of input `i`.
+    pub input_index: Option<usize>,
+    /// functionalization's `was_storage_changed` (set_).
+    pub storage_changed: bool,
+    /// functionalization's `has_metadata_mutation_` flag.
+    pub metadata_mutated: bool,
+    /// Created under inference mode (an inference tensor).
+    pub is_inference: bool,
+    /// Where this tensor was made, and by which op.
+    pub origin: Span,
+    pub origin_op: &'static str,
+}
+
+/// A functional storage with functionalization's counters.
+#[derive(Clone, Debug, Default)]
+pub struct FunctionalStorage {
+    pub mutations: u32,
+    pub mutations_no_grad: u32,
+    /// `set_()` moved a tensor away from this storage: further mutations fail.
+    pub frozen: Option<Span>,
+    pub resized: bool,
+    /// Size in bytes when known (for resize_storage_bytes_).
+    pub nbytes: Option<SymInt>,
+    /// The input that owns it, if any.
+    pub input: Option<usize>,
+    /// Spans of the ops that mutated it (provenance).
+    pub mutated_at: Vec<Span>,
+}
+
+/// A tensor saved for backward by a node, with the version it had then.
+#[derive(Clone, Debug)]
+pub struct SavedTensor {
+    pub version: VersionId,
+    pub saved_version: u32,
+    /// `self`, `other`, `result`, …
+    pub role: &'static str,
+    pub tensor: TensorId,
+}
+
+/// An autograd node (`grad_fn`).
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub next: Vec<NodeId>,
+    pub saved: Vec<SavedTensor>,
+    /// A custom autograd.Function's node (BackwardCFunction).
+    pub custom: bool,
+    pub span: Span,
+    /// The node reads inference tensors saved for backward.
+    pub saves_inference: bool,
+}

@@ -1,0 +1,81 @@
+//! Eager hazards: what plain PyTorch raises on the same program with real
+//! tensors. The forward error comes from running the body in eager mode
+//! (autograd's leaf and view checks, kernels' overlap checks); the backward
+//! error from walking the autograd graph from every output that requires grad
+//! and checking the version of every tensor a node saved.
+
+use super::domain::NodeId;
+use super::meta::FlatOutput;
+use super::state::Mode;
+use super::{run_function, EagerPrediction};
+use crate::report::Diagnostic;
+use crate::syntax::ast::FunctionDef;
+use std::collections::HashMap;
+
+pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> EagerPrediction {
+    let mut run = run_function(functions, def, Mode::Eager);
+    let outputs = match run.outputs {
+        Err(d) => {
+            return EagerPrediction {
+                forward_error: Some(d),
+                backward_error: None,
+            }
+        }
+        Ok(o) => o,
+    };
+    let m = &mut run.interp.m;
+    let mut roots: Vec<NodeId> = Vec::new();
+    let mut any_grad = false;
+    for o in &outputs {
+        if let FlatOutput::Tensor(t) = o {
+            if m.requires_grad(*t) {
+                any_grad = true;
+                if let Some(n) = m.grad_fn(*t) {
+                    roots.push(n);
+                }
+            }
+        }
+    }
+    if !any_grad {
+        return EagerPrediction::default();
+    }
+    // Every node reachable from the roots runs in backward and unpacks what it saved.
+    let mut seen = vec![false; m.nodes.len()];
+    let mut stack = roots;
+    let mut order = Vec::new();
+    while let Some(n) = stack.pop() {
+        if n >= seen.len() || seen[n] {
+            continue;
+        }
+        seen[n] = true;
+        order.push(n);
+        stack.extend(m.nodes[n].next.iter().copied());
+    }
+    order.sort_unstable_by(|a, b| b.cmp(a));
+    for n in order {
+        let node = &m.nodes[n];
+        for s in &node.saved {
+            let now = m.versions[s.version];
+            if now != s.saved_version {
+                let t = &m.tensors[s.tensor];
+                let d = Diagnostic::error(
+                    "saved-tensor-modified",
+                    format!(
+                        "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
+                        t.dtype.name(),
+                        crate::ops::shape::show(&t.sizes),
+                        s.saved_version
+                    ),
+                    node.span,
+                )
+                .with_label(format!("{} saved its {} here for backward", node.name, s.role))
+                .with_help("clone the tensor before modifying it in place, or use the out-of-place op");
+                return EagerPrediction {
+                    forward_error: None,
+                    backward_error: Some(d),
+                };
+            }
+        }
+    }
+    EagerPrediction::default()
+}

@@ -1,0 +1,1254 @@
+//! The interpreter: runs a function body statement by statement over the
+//! abstract domain. Python's semantics for names, tuples, lists, loops (unrolled),
+//! static conditions, helper calls (inlined) and operators; tensor operations
+//! are handed to `apply.rs` through the op table.
+
+use super::domain::*;
+use super::state::{Machine, Meta, Mode};
+use super::value::{Context, Value};
+use crate::ops::shape::{self, OpError};
+use crate::ops::{did_you_mean, OpDef, OpTable};
+use crate::report::Diagnostic;
+use crate::sym::SymInt;
+use crate::syntax::ast::*;
+use crate::syntax::Span;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub type R<T> = Result<T, Diagnostic>;
+
+/// At most this many statements and expressions per function run.
+const MAX_STEPS: u64 = 50_000_000;
+/// At most this many nested helper calls.
+const MAX_CALL_DEPTH: usize = 200;
+/// At most this many iterations of one unrolled loop.
+const MAX_LOOP: usize = 10_000_000;
+
+pub enum Flow {
+    Next,
+    Return(Value),
+}
+
+pub type Env = HashMap<String, Value>;
+
+pub struct Interp<'a> {
+    pub functions: &'a HashMap<String, &'a FunctionDef>,
+    pub m: Machine,
+    call_chain: Vec<(String, Span)>,
+    steps: u64,
+    /// Facts the run assumed (guards on symbolic sizes), with where.
+    pub notes: Vec<(Span, String)>,
+    /// Names of all tensor methods / torch functions, for suggestions.
+    table: &'static OpTable,
+}
+
+pub fn op_error(e: OpError, span: Span) -> Diagnostic {
+    let mut d = Diagnostic::error(e.code, e.message, span);
+    if let Some(h) = e.help {
+        d = d.with_help(h);
+    }
+    d
+}
+
+fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
+    Diagnostic::error(code, msg, span)
+}
+
+const BUILTINS: &[&str] = &[
+    "len", "range", "min", "max", "abs", "int", "float", "bool", "tuple", "list", "isinstance", "zip", "enumerate",
+    "custom_view", "print", "sum", "reversed", "Tensor",
+];
+
+impl<'a> Interp<'a> {
+    pub fn new(functions: &'a HashMap<String, &'a FunctionDef>, mode: Mode) -> Interp<'a> {
+        Interp {
+            functions,
+            m: Machine::new(mode),
+            call_chain: Vec::new(),
+            steps: 0,
+            notes: Vec::new(),
+            table: OpTable::get(),
+        }
+    }
+
+    fn step(&mut self, span: Span) -> R<()> {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return Err(err("limit", format!("the program runs more than {MAX_STEPS} steps"), span)
+                .with_help("tpi unrolls loops and inlines calls; make the loops smaller"));
+        }
+        Ok(())
+    }
+
+    /// Moves the guards decided so far into `notes`, attached to `span`.
+    fn take_assumptions(&mut self, span: Span) {
+        for a in std::mem::take(&mut self.m.sizes.assumptions) {
+            if !self.notes.iter().any(|(_, n)| *n == a) {
+                self.notes.push((span, a));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ statements
+
+    pub fn exec_block(&mut self, env: &mut Env, stmts: &[Stmt]) -> R<Flow> {
+        for s in stmts {
+            if let Flow::Return(v) = self.exec_stmt(env, s)? {
+                return Ok(Flow::Return(v));
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn exec_stmt(&mut self, env: &mut Env, stmt: &Stmt) -> R<Flow> {
+        self.step(stmt.span)?;
+        let flow = match &stmt.kind {
+            StmtKind::Expr(e) => {
+                self.eval(env, e)?;
+                Flow::Next
+            }
+            StmtKind::Assign { targets, value } => {
+                let v = self.eval(env, value)?;
+                for t in targets {
+                    self.assign(env, t, v.clone(), stmt.span)?;
+                }
+                Flow::Next
+            }
+            StmtKind::AnnAssign { target, value, annotation } => {
+                match value {
+                    Some(v) => {
+                        let v = self.eval(env, v)?;
+                        self.assign(env, target, v, stmt.span)?;
+                    }
+                    None => {
+                        return Err(err(
+                            "syntax",
+                            "a bare annotation declares an input only in the REPL",
+                            annotation.span,
+                        ))
+                    }
+                }
+                Flow::Next
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                self.aug_assign(env, target, *op, value, stmt.span)?;
+                Flow::Next
+            }
+            StmtKind::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(env, e)?,
+                    None => Value::None,
+                };
+                Flow::Return(v)
+            }
+            StmtKind::Pass => Flow::Next,
+            StmtKind::Assert { cond, msg } => {
+                let c = self.eval(env, cond)?;
+                if !self.truthy(&c, cond.span)? {
+                    let text = match msg {
+                        Some(m) => match self.eval(env, m)? {
+                            Value::Str(s) => s.to_string(),
+                            other => self.show_value(&other),
+                        },
+                        None => "assertion failed".to_string(),
+                    };
+                    return Err(err("assert", format!("assertion failed: {text}"), cond.span)
+                        .with_label("this condition is false"));
+                }
+                Flow::Next
+            }
+            StmtKind::If { cond, body, orelse } => {
+                let c = self.eval(env, cond)?;
+                let take = self.truthy(&c, cond.span)?;
+                self.take_assumptions(cond.span);
+                if take {
+                    self.exec_block(env, body)?
+                } else {
+                    self.exec_block(env, orelse)?
+                }
+            }
+            StmtKind::For { target, iter, body } => {
+                let seq = self.eval(env, iter)?;
+                let items = self.iterate(&seq, iter.span)?;
+                if items.len() > MAX_LOOP {
+                    return Err(err("limit", format!("a loop of {} iterations is too long to unroll", items.len()), iter.span));
+                }
+                for item in items {
+                    self.assign(env, target, item, target.span)?;
+                    if let Flow::Return(v) = self.exec_block(env, body)? {
+                        return Ok(Flow::Return(v));
+                    }
+                }
+                Flow::Next
+            }
+            StmtKind::With { items, body } => {
+                let mut restores = Vec::new();
+                for item in items {
+                    let ctx = self.eval(env, &item.context)?;
+                    let Value::Context(ctx) = ctx else {
+                        return Err(err(
+                            "type",
+                            format!("a `{}` is not a context manager tpi knows", ctx.type_name()),
+                            item.context.span,
+                        )
+                        .with_help("use torch.no_grad(), torch.enable_grad(), torch.inference_mode(), torch.set_grad_enabled(b) or torch.autocast(...)"));
+                    };
+                    restores.push(self.enter(&ctx));
+                    if let Some(t) = &item.target {
+                        self.assign(env, t, Value::Context(ctx), t.span)?;
+                    }
+                }
+                let result = self.exec_block(env, body);
+                for r in restores.into_iter().rev() {
+                    self.restore(r);
+                }
+                result?
+            }
+        };
+        Ok(flow)
+    }
+
+    fn enter(&mut self, ctx: &Context) -> (bool, bool, Vec<super::state::Autocast>) {
+        let saved = (self.m.grad_enabled, self.m.inference_mode, self.m.autocast.clone());
+        match ctx {
+            Context::NoGrad => self.m.grad_enabled = false,
+            Context::EnableGrad => self.m.grad_enabled = true,
+            Context::SetGradEnabled { previous } => {
+                // The call already switched the mode; leaving restores `previous`.
+                return (*previous, saved.1, saved.2);
+            }
+            Context::InferenceMode(on) => {
+                self.m.inference_mode = *on;
+                if *on {
+                    self.m.grad_enabled = false;
+                }
+            }
+            Context::Autocast { device, enabled } => {
+                if let Some(a) = self.m.autocast.iter_mut().find(|a| a.device == *device) {
+                    a.enabled = *enabled;
+                }
+            }
+        }
+        saved
+    }
+
+    fn restore(&mut self, saved: (bool, bool, Vec<super::state::Autocast>)) {
+        self.m.grad_enabled = saved.0;
+        self.m.inference_mode = saved.1;
+        self.m.autocast = saved.2;
+    }
+
+    fn aug_assign(&mut self, env: &mut Env, target: &Expr, op: BinOp, value: &Expr, span: Span) -> R<()> {
+        let rhs = self.eval(env, value)?;
+        match &target.kind {
+            ExprKind::Name(name) => {
+                let cur = self.lookup(env, name, target.span)?;
+                let new = self.inplace_binop(cur, op, rhs, span)?;
+                env.insert(name.clone(), new);
+                Ok(())
+            }
+            ExprKind::Subscript { value: obj, index } => {
+                // Python: tmp = obj[i]; tmp = tmp.__iop__(rhs); obj[i] = tmp
+                let o = self.eval(env, obj)?;
+                let idx = self.eval(env, index)?;
+                let cur = self.subscript(&o, &idx, target.span)?;
+                let new = self.inplace_binop(cur, op, rhs, span)?;
+                self.setitem(&o, &idx, new, span)
+            }
+            ExprKind::Attribute { .. } => Err(err("unsupported", "augmented assignment to an attribute is not supported", target.span)),
+            _ => Err(err("syntax", "this cannot be the target of an augmented assignment", target.span)),
+        }
+    }
+
+    /// `a op= b`: the in-place op for tensors, plain rebinding otherwise.
+    fn inplace_binop(&mut self, cur: Value, op: BinOp, rhs: Value, span: Span) -> R<Value> {
+        if let Value::Tensor(_) = cur {
+            let name = match op {
+                BinOp::Add => "add_",
+                BinOp::Sub => "sub_",
+                BinOp::Mul => "mul_",
+                BinOp::Div => "div_",
+                BinOp::FloorDiv => "floor_divide_",
+                BinOp::Mod => "remainder_",
+                BinOp::Pow => "pow_",
+                BinOp::BitAnd => "bitwise_and_",
+                BinOp::BitOr => "bitwise_or_",
+                BinOp::BitXor => "bitwise_xor_",
+                BinOp::LShift => "__ilshift__",
+                BinOp::RShift => "__irshift__",
+                BinOp::MatMul => return self.binop(op, cur, rhs, span),
+            };
+            return self.call_op(name, vec![cur, rhs], Vec::new(), span);
+        }
+        if let Value::List(items) = &cur {
+            if op == BinOp::Add {
+                let extra = self.iterate(&rhs, span)?;
+                items.borrow_mut().extend(extra);
+                return Ok(cur);
+            }
+        }
+        self.binop(op, cur, rhs, span)
+    }
+
+    pub fn assign(&mut self, env: &mut Env, target: &Expr, value: Value, span: Span) -> R<()> {
+        match &target.kind {
+            ExprKind::Name(name) => {
+                env.insert(name.clone(), value);
+                Ok(())
+            }
+            ExprKind::Tuple(targets) | ExprKind::List(targets) => {
+                let items = self.iterate(&value, span)?;
+                let star = targets.iter().position(|t| matches!(t.kind, ExprKind::Starred(_)));
+                match star {
+                    None => {
+                        if items.len() != targets.len() {
+                            return Err(err(
+                                "unpack",
+                                format!("cannot unpack {} values into {} names", items.len(), targets.len()),
+                                target.span,
+                            ));
+                        }
+                        for (t, v) in targets.iter().zip(items) {
+                            self.assign(env, t, v, span)?;
+                        }
+                    }
+                    Some(si) => {
+                        let after = targets.len() - si - 1;
+                        if items.len() < targets.len() - 1 {
+                            return Err(err(
+                                "unpack",
+                                format!("not enough values to unpack (expected at least {}, got {})", targets.len() - 1, items.len()),
+                                target.span,
+                            ));
+                        }
+                        for (t, v) in targets[..si].iter().zip(items.iter()) {
+                            self.assign(env, t, v.clone(), span)?;
+                        }
+                        let rest: Vec<Value> = items[si..items.len() - after].to_vec();
+                        if let ExprKind::Starred(inner) = &targets[si].kind {
+                            self.assign(env, inner, Value::list(rest), span)?;
+                        }
+                        for (t, v) in targets[si + 1..].iter().zip(items[items.len() - after..].iter()) {
+                            self.assign(env, t, v.clone(), span)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            ExprKind::Subscript { value: obj, index } => {
+                let o = self.eval(env, obj)?;
+                let idx = self.eval(env, index)?;
+                self.setitem(&o, &idx, value, span)
+            }
+            ExprKind::Starred(_) => Err(err("syntax", "a starred name must be inside a tuple or list target", target.span)),
+            ExprKind::Attribute { attr, .. } => Err(err(
+                "unsupported",
+                format!("assigning to the attribute `{}` is not supported", attr.name),
+                target.span,
+            )
+            .with_help("use the method instead, e.g. `x.requires_grad_(True)`")),
+            _ => Err(err("syntax", "cannot assign to this expression", target.span)),
+        }
+    }
+
+    /// `obj[idx] = value`.
+    fn setitem(&mut self, obj: &Value, idx: &Value, value: Value, span: Span) -> R<()> {
+        match obj {
+            Value::Tensor(t) => super::apply::setitem(self, *t, idx, value, span),
+            Value::List(items) => {
+                let n = items.borrow().len();
+                let i = self.index_of(idx, n, span)?;
+                items.borrow_mut()[i] = value;
+                Ok(())
+            }
+            other => Err(err("type", format!("a `{}` does not support item assignment", other.type_name()), span)),
+        }
+    }
+
+    // ------------------------------------------------------------ expressions
+
+    pub fn lookup(&mut self, env: &Env, name: &str, span: Span) -> R<Value> {
+        if let Some(v) = env.get(name) {
+            return Ok(v.clone());
+        }
+        if self.functions.contains_key(name) {
+            return Ok(Value::Function(Rc::from(name)));
+        }
+        match name {
+            "torch" => return Ok(Value::Module(Rc::from("torch"))),
+            "F" => return Ok(Value::Module(Rc::from("torch.nn.functional"))),
+            "nn" => return Ok(Value::Module(Rc::from("torch.nn"))),
+            _ => {}
+        }
+        if let Some(b) = BUILTINS.iter().find(|b| **b == name) {
+            return Ok(Value::Builtin(b));
+        }
+        let candidates: Vec<&str> = env
+            .keys()
+            .map(String::as_str)
+            .chain(self.functions.keys().map(String::as_str))
+            .chain(["torch", "F"])
+            .chain(BUILTINS.iter().copied())
+            .collect();
+        let mut d = err("unknown-name", format!("unknown name `{name}`"), span).with_label("not defined here");
+        if let Some(s) = did_you_mean(name, candidates.into_iter()) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        }
+        Err(d)
+    }
+
+    pub fn eval(&mut self, env: &mut Env, e: &Expr) -> R<Value> {
+        self.step(e.span)?;
+        Ok(match &e.kind {
+            ExprKind::Name(n) => self.lookup(env, n, e.span)?,
+            ExprKind::Int(i) => Value::int(*i),
+            ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Str(s) => Value::Str(Rc::from(s.as_str())),
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::None => Value::None,
+            ExprKind::Ellipsis => Value::Ellipsis,
+            ExprKind::Tuple(items) => Value::tuple(self.eval_items(env, items)?),
+            ExprKind::List(items) => Value::list(self.eval_items(env, items)?),
+            ExprKind::Starred(_) => return Err(err("syntax", "a starred expression is only allowed in a call or a target", e.span)),
+            ExprKind::Attribute { value, attr } => {
+                let v = self.eval(env, value)?;
+                self.getattr(v, &attr.name, attr.span, e.span)?
+            }
+            ExprKind::Call { func, args, keywords } => {
+                let f = self.eval(env, func)?;
+                let mut pos = Vec::with_capacity(args.len());
+                for a in args {
+                    if let ExprKind::Starred(inner) = &a.kind {
+                        let v = self.eval(env, inner)?;
+                        pos.extend(self.iterate(&v, inner.span)?);
+                    } else {
+                        pos.push(self.eval(env, a)?);
+                    }
+                }
+                let mut kw = Vec::with_capacity(keywords.len());
+                for k in keywords {
+                    kw.push((k.name.name.clone(), self.eval(env, &k.value)?));
+                }
+                let v = self.call(f, pos, kw, e.span, func.span)?;
+                self.take_assumptions(e.span);
+                v
+            }
+            ExprKind::Subscript { value, index } => {
+                let v = self.eval(env, value)?;
+                let i = self.eval(env, index)?;
+                let r = self.subscript(&v, &i, e.span)?;
+                self.take_assumptions(e.span);
+                r
+            }
+            ExprKind::Slice { lower, upper, step } => {
+                let mut part = |x: &Option<Box<Expr>>| -> R<Option<SymInt>> {
+                    match x {
+                        None => Ok(None),
+                        Some(x) => match self.eval(env, x)? {
+                            Value::None => Ok(None),
+                            Value::Int(i) => Ok(Some(i)),
+                            Value::Bool(b) => Ok(Some(SymInt::int(b as i64))),
+                            other => Err(err("type", format!("slice indices must be integers, got a `{}`", other.type_name()), x.span)),
+                        },
+                    }
+                };
+                let (a, b, c) = (part(lower)?, part(upper)?, part(step)?);
+                Value::Slice(a, b, c)
+            }
+            ExprKind::BinOp { op, left, right } => {
+                let l = self.eval(env, left)?;
+                let r = self.eval(env, right)?;
+                let v = self.binop(*op, l, r, e.span)?;
+                self.take_assumptions(e.span);
+                v
+            }
+            ExprKind::UnaryOp { op, operand } => {
+                let v = self.eval(env, operand)?;
+                self.unary(*op, v, e.span)?
+            }
+            ExprKind::BoolOp { op, values } => {
+                let mut last = Value::None;
+                for v in values {
+                    last = self.eval(env, v)?;
+                    let t = self.truthy(&last, v.span)?;
+                    match op {
+                        BoolOp::And if !t => return Ok(last),
+                        BoolOp::Or if t => return Ok(last),
+                        _ => {}
+                    }
+                }
+                last
+            }
+            ExprKind::Compare { left, ops } => {
+                let mut l = self.eval(env, left)?;
+                let mut result = Value::Bool(true);
+                for (i, (op, right)) in ops.iter().enumerate() {
+                    let r = self.eval(env, right)?;
+                    let v = self.compare(*op, &l, &r, e.span)?;
+                    if ops.len() == 1 {
+                        return Ok(v);
+                    }
+                    if !self.truthy(&v, e.span)? {
+                        return Ok(Value::Bool(false));
+                    }
+                    result = v;
+                    l = r;
+                    let _ = i;
+                }
+                result
+            }
+            ExprKind::IfExp { cond, body, orelse } => {
+                let c = self.eval(env, cond)?;
+                if self.truthy(&c, cond.span)? {
+                    self.eval(env, body)?
+                } else {
+                    self.eval(env, orelse)?
+                }
+            }
+            ExprKind::ListComp { elt, target, iter, cond } => {
+                let seq = self.eval(env, iter)?;
+                let items = self.iterate(&seq, iter.span)?;
+                let mut out = Vec::new();
+                // Python 3 comprehensions have their own scope.
+                let mut inner = env.clone();
+                for item in items {
+                    self.assign(&mut inner, target, item, target.span)?;
+                    if let Some(c) = cond {
+                        let cv = self.eval(&mut inner, c)?;
+                        if !self.truthy(&cv, c.span)? {
+                            continue;
+                        }
+                    }
+                    out.push(self.eval(&mut inner, elt)?);
+                }
+                Value::list(out)
+            }
+        })
+    }
+
+    fn eval_items(&mut self, env: &mut Env, items: &[Expr]) -> R<Vec<Value>> {
+        let mut out = Vec::with_capacity(items.len());
+        for i in items {
+            if let ExprKind::Starred(inner) = &i.kind {
+                let v = self.eval(env, inner)?;
+                out.extend(self.iterate(&v, inner.span)?);
+            } else {
+                out.push(self.eval(env, i)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Python truthiness, for static values only.
+    pub fn truthy(&mut self, v: &Value, span: Span) -> R<bool> {
+        Ok(match v {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => !self.m.sizes.eq_int(i, 0),
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Tuple(t) => !t.is_empty(),
+            Value::List(l) => !l.borrow().is_empty(),
+            Value::Tensor(_) => {
+                return Err(err(
+                    "data-dependent",
+                    "this condition depends on the data of a tensor, which tpi does not know",
+                    span,
+                )
+                .with_help("conditions must be static: shapes, dims, dtypes, requires_grad, numbers"))
+            }
+            _ => true,
+        })
+    }
+
+    /// The items of an iterable value (tensors iterate as `unbind(0)`).
+    pub fn iterate(&mut self, v: &Value, span: Span) -> R<Vec<Value>> {
+        match v {
+            Value::Tuple(t) => Ok(t.as_ref().clone()),
+            Value::List(l) => Ok(l.borrow().clone()),
+            Value::Tensor(_) => {
+                let r = self.call_op("unbind", vec![v.clone(), Value::int(0)], Vec::new(), span)?;
+                Ok(r.sequence().unwrap_or_default())
+            }
+            Value::Str(s) => Ok(s.chars().map(|c| Value::Str(Rc::from(c.to_string().as_str()))).collect()),
+            other => Err(err("type", format!("a `{}` is not iterable", other.type_name()), span)),
+        }
+    }
+
+    pub fn show_value(&self, v: &Value) -> String {
+        match v {
+            Value::None => "None".into(),
+            Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Str(s) => format!("{s:?}"),
+            Value::Tensor(t) => {
+                let t = &self.m.tensors[*t];
+                format!("Tensor{} {}", shape::show(&t.sizes), t.dtype.name())
+            }
+            Value::Tuple(items) => {
+                let parts: Vec<String> = items.iter().map(|i| self.show_value(i)).collect();
+                if parts.len() == 1 {
+                    format!("({},)", parts[0])
+                } else {
+                    format!("({})", parts.join(", "))
+                }
+            }
+            Value::List(items) => {
+                let parts: Vec<String> = items.borrow().iter().map(|i| self.show_value(i)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+            Value::Dtype(d) => format!("torch.{}", d.name()),
+            Value::MemoryFormat(f) => format!("torch.{}", f.name()),
+            other => other.type_name().to_string(),
+        }
+    }
+
+    // ------------------------------------------------------------ numbers
+
+    fn as_number(v: &Value) -> Option<Num> {
+        match v {
+            Value::Int(i) => Some(Num::Int(i.clone())),
+            Value::Bool(b) => Some(Num::Int(SymInt::int(*b as i64))),
+            Value::Float(f) => Some(Num::Float(*f)),
+            _ => None,
+        }
+    }
+
+    fn num_float(&self, n: &Num) -> Option<f64> {
+        match n {
+            Num::Float(f) => Some(*f),
+            Num::Int(i) => i.as_int().map(|v| v as f64).or_else(|| self.m.sizes.env.hint(i).map(|v| v as f64)),
+        }
+    }
+
+    pub fn binop(&mut self, op: BinOp, l: Value, r: Value, span: Span) -> R<Value> {
+        if matches!(l, Value::Tensor(_)) || matches!(r, Value::Tensor(_)) {
+            return super::apply::tensor_binop(self, op, l, r, span);
+        }
+        // Sequences.
+        match (&l, &r, op) {
+            (Value::Tuple(a), Value::Tuple(b), BinOp::Add) => {
+                let mut v = a.as_ref().clone();
+                v.extend(b.iter().cloned());
+                return Ok(Value::tuple(v));
+            }
+            (Value::List(a), Value::List(b), BinOp::Add) => {
+                let mut v = a.borrow().clone();
+                v.extend(b.borrow().iter().cloned());
+                return Ok(Value::list(v));
+            }
+            (Value::Str(a), Value::Str(b), BinOp::Add) => return Ok(Value::Str(Rc::from(format!("{a}{b}").as_str()))),
+            (Value::Tuple(_) | Value::List(_), Value::Int(n), BinOp::Mul) | (Value::Int(n), Value::Tuple(_) | Value::List(_), BinOp::Mul) => {
+                let seq = if matches!(l, Value::Int(_)) { &r } else { &l };
+                let items = seq.sequence().unwrap_or_default();
+                let times = self.m.sizes.concrete(n, "repeating a sequence").map_err(|e| op_error(e, span))?.max(0) as usize;
+                if items.len().saturating_mul(times) > MAX_LOOP {
+                    return Err(err("limit", "this sequence would be too long", span));
+                }
+                let out: Vec<Value> = (0..times).flat_map(|_| items.iter().cloned()).collect();
+                return Ok(if matches!(seq, Value::List(_)) { Value::list(out) } else { Value::tuple(out) });
+            }
+            _ => {}
+        }
+        let (Some(a), Some(b)) = (Self::as_number(&l), Self::as_number(&r)) else {
+            return Err(err(
+                "type",
+                format!("unsupported operand types for {}: `{}` and `{}`", op.symbol(), l.type_name(), r.type_name()),
+                span,
+            ));
+        };
+        let sym_err = |e: crate::sym::SymError| op_error(OpError::from(e), span);
+        if let (Num::Int(x), Num::Int(y)) = (&a, &b) {
+            let v = match op {
+                BinOp::Add => x.add(y).map_err(sym_err)?,
+                BinOp::Sub => x.sub(y).map_err(sym_err)?,
+                BinOp::Mul => x.mul(y).map_err(sym_err)?,
+                BinOp::FloorDiv => x.floordiv(y).map_err(|_| err("zero-division", "integer division by zero", span))?,
+                BinOp::Mod => x.modulo(y).map_err(|_| err("zero-division", "integer modulo by zero", span))?,
+                BinOp::Div => {
+                    let (fx, fy) = (self.num_float(&a), self.num_float(&b));
+                    return match (fx, fy) {
+                        (Some(_), Some(0.0)) => Err(err("zero-division", "division by zero", span)),
+                        (Some(fx), Some(fy)) if x.as_int().is_some() && y.as_int().is_some() => Ok(Value::Float(fx / fy)),
+                        _ => Err(err("symbolic", "true division of symbolic sizes is not supported", span).with_help("use `//`")),
+                    };
+                }
+                BinOp::Pow => {
+                    let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
+                        return Err(err("symbolic", "powers of symbolic sizes are not supported", span));
+                    };
+                    if by < 0 {
+                        return Ok(Value::Float((bx as f64).powi(by as i32)));
+                    }
+                    let e = u32::try_from(by).map_err(|_| op_error(OpError::from(crate::sym::SymError::Overflow), span))?;
+                    return bx.checked_pow(e).map(Value::int).ok_or_else(|| op_error(OpError::from(crate::sym::SymError::Overflow), span));
+                }
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::LShift | BinOp::RShift => {
+                    let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
+                        return Err(err("symbolic", "bit operations on symbolic sizes are not supported", span));
+                    };
+                    let v = match op {
+                        BinOp::BitAnd => bx & by,
+                        BinOp::BitOr => bx | by,
+                        BinOp::BitXor => bx ^ by,
+                        BinOp::LShift => bx.checked_shl(by as u32).ok_or_else(|| op_error(OpError::from(crate::sym::SymError::Overflow), span))?,
+                        _ => bx >> by.clamp(0, 63),
+                    };
+                    return Ok(Value::int(v));
+                }
+                BinOp::MatMul => return Err(err("type", "unsupported operand types for @: numbers", span)),
+            };
+            // bool op bool on & | ^ keep bool in Python; ints otherwise.
+            return Ok(Value::Int(v));
+        }
+        let (Some(x), Some(y)) = (self.num_float(&a), self.num_float(&b)) else {
+            return Err(err("symbolic", "float arithmetic on symbolic sizes is not supported", span));
+        };
+        let v = match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => {
+                if y == 0.0 {
+                    return Err(err("zero-division", "float division by zero", span));
+                }
+                x / y
+            }
+            BinOp::FloorDiv => {
+                if y == 0.0 {
+                    return Err(err("zero-division", "float floor division by zero", span));
+                }
+                (x / y).floor()
+            }
+            BinOp::Mod => {
+                if y == 0.0 {
+                    return Err(err("zero-division", "float modulo by zero", span));
+                }
+                x - y * (x / y).floor()
+            }
+            BinOp::Pow => x.powf(y),
+            _ => return Err(err("type", format!("unsupported operand types for {}: floats", op.symbol()), span)),
+        };
+        Ok(Value::Float(v))
+    }
+
+    fn unary(&mut self, op: UnaryOp, v: Value, span: Span) -> R<Value> {
+        if let Value::Tensor(_) = v {
+            let name = match op {
+                UnaryOp::Neg => "neg",
+                UnaryOp::Pos => return Ok(v),
+                UnaryOp::Invert => "bitwise_not",
+                UnaryOp::Not => {
+                    return Err(err("data-dependent", "`not` on a tensor depends on its data", span));
+                }
+            };
+            return self.call_op(name, vec![v], Vec::new(), span);
+        }
+        match (op, &v) {
+            (UnaryOp::Not, _) => Ok(Value::Bool(!self.truthy(&v, span)?)),
+            (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v),
+            (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::int(*b as i64)),
+            (UnaryOp::Neg, Value::Int(i)) => Ok(Value::Int(i.neg().map_err(|e| op_error(e.into(), span))?)),
+            (UnaryOp::Neg, Value::Bool(b)) => Ok(Value::int(-(*b as i64))),
+            (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+            (UnaryOp::Invert, Value::Int(i)) => match i.as_int() {
+                Some(x) => Ok(Value::int(!x)),
+                None => Err(err("symbolic", "`~` on a symbolic size is not supported", span)),
+            },
+            _ => Err(err("type", format!("bad operand type for unary operator: `{}`", v.type_name()), span)),
+        }
+    }
+
+    pub fn compare_values(&mut self, op: CmpOp, l: &Value, r: &Value, span: Span) -> R<Value> {
+        self.compare(op, l, r, span)
+    }
+
+    fn compare(&mut self, op: CmpOp, l: &Value, r: &Value, span: Span) -> R<Value> {
+        if matches!(op, CmpOp::Is | CmpOp::IsNot) {
+            let same = match (l, r) {
+                (Value::None, Value::None) => true,
+                (Value::Tensor(a), Value::Tensor(b)) => a == b,
+                (Value::Bool(a), Value::Bool(b)) => a == b,
+                (Value::Dtype(a), Value::Dtype(b)) => a == b,
+                _ => false,
+            };
+            return Ok(Value::Bool(same == (op == CmpOp::Is)));
+        }
+        if matches!(op, CmpOp::In | CmpOp::NotIn) {
+            let items = self.iterate(r, span)?;
+            let mut found = false;
+            for i in &items {
+                if let Value::Bool(true) = self.compare(CmpOp::Eq, l, i, span)? {
+                    found = true;
+                    break;
+                }
+            }
+            return Ok(Value::Bool(found == (op == CmpOp::In)));
+        }
+        if matches!(l, Value::Tensor(_)) || matches!(r, Value::Tensor(_)) {
+            return super::apply::tensor_compare(self, op, l.clone(), r.clone(), span);
+        }
+        if let (Some(a), Some(b)) = (Self::as_number(l), Self::as_number(r)) {
+            if let (Num::Int(x), Num::Int(y)) = (&a, &b) {
+                let s = &mut self.m.sizes;
+                let v = match op {
+                    CmpOp::Eq => s.eq(x, y),
+                    CmpOp::Ne => !s.eq(x, y),
+                    CmpOp::Lt => s.lt(x, y),
+                    CmpOp::Le => s.le(x, y),
+                    CmpOp::Gt => s.lt(y, x),
+                    CmpOp::Ge => s.le(y, x),
+                    _ => false,
+                };
+                return Ok(Value::Bool(v));
+            }
+            let (Some(x), Some(y)) = (self.num_float(&a), self.num_float(&b)) else {
+                return Err(err("symbolic", "comparing a float with a symbolic size is not supported", span));
+            };
+            let v = match op {
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+                _ => false,
+            };
+            return Ok(Value::Bool(v));
+        }
+        let eq = match (l, r) {
+            (Value::None, Value::None) => Some(true),
+            (Value::Str(a), Value::Str(b)) => Some(a == b),
+            (Value::Dtype(a), Value::Dtype(b)) => Some(a == b),
+            (Value::MemoryFormat(a), Value::MemoryFormat(b)) => Some(a == b),
+            (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
+                let (a, b) = (l.sequence().unwrap_or_default(), r.sequence().unwrap_or_default());
+                if a.len() != b.len() {
+                    Some(false)
+                } else {
+                    let mut all = true;
+                    for (x, y) in a.iter().zip(&b) {
+                        if let Value::Bool(false) = self.compare(CmpOp::Eq, x, y, span)? {
+                            all = false;
+                            break;
+                        }
+                    }
+                    Some(all)
+                }
+            }
+            (Value::None, _) | (_, Value::None) => Some(false),
+            _ => None,
+        };
+        match (op, eq) {
+            (CmpOp::Eq, Some(v)) => Ok(Value::Bool(v)),
+            (CmpOp::Ne, Some(v)) => Ok(Value::Bool(!v)),
+            _ => Err(err(
+                "type",
+                format!("cannot compare `{}` and `{}` with {}", l.type_name(), r.type_name(), op.symbol()),
+                span,
+            )),
+        }
+    }
+
+    /// A Python index into a sequence of length `n`.
+    fn index_of(&mut self, idx: &Value, n: usize, span: Span) -> R<usize> {
+        let i = match idx {
+            Value::Int(i) => self.m.sizes.concrete(i, "an index").map_err(|e| op_error(e, span))?,
+            Value::Bool(b) => *b as i64,
+            other => return Err(err("type", format!("indices must be integers, not `{}`", other.type_name()), span)),
+        };
+        let j = if i < 0 { i + n as i64 } else { i };
+        if j < 0 || j >= n as i64 {
+            return Err(err("index", format!("index {i} is out of range for a sequence of length {n}"), span));
+        }
+        Ok(j as usize)
+    }
+
+    pub fn subscript(&mut self, v: &Value, idx: &Value, span: Span) -> R<Value> {
+        match v {
+            Value::Tensor(t) => super::apply::getitem(self, *t, idx, span),
+            Value::Tuple(_) | Value::List(_) => {
+                let items = v.sequence().unwrap_or_default();
+                if let Value::Slice(a, b, c) = idx {
+                    let n = items.len() as i64;
+                    let get = |x: &Option<SymInt>| x.as_ref().and_then(|s| s.as_int());
+                    let step = get(c).unwrap_or(1);
+                    if step == 0 {
+                        return Err(err("value", "slice step cannot be zero", span));
+                    }
+                    let norm = |x: Option<i64>, dflt: i64, lo: i64, hi: i64| -> i64 {
+                        match x {
+                            None => dflt,
+                            Some(i) if i < 0 => (i + n).max(lo),
+                            Some(i) => i.min(hi),
+                        }
+                    };
+                    let out: Vec<Value> = if step > 0 {
+                        let (s, e) = (norm(get(a), 0, 0, n), norm(get(b), n, 0, n));
+                        (s..e.max(s)).step_by(step as usize).map(|i| items[i as usize].clone()).collect()
+                    } else {
+                        let (s, e) = (norm(get(a), n - 1, -1, n - 1), norm(get(b), -1, -1, n - 1));
+                        let mut out = Vec::new();
+                        let mut i = s;
+                        while i > e {
+                            out.push(items[i as usize].clone());
+                            i += step;
+                        }
+                        out
+                    };
+                    return Ok(if matches!(v, Value::List(_)) { Value::list(out) } else { Value::tuple(out) });
+                }
+                let i = self.index_of(idx, items.len(), span)?;
+                Ok(items[i].clone())
+            }
+            other => Err(err("type", format!("a `{}` cannot be indexed", other.type_name()), span)),
+        }
+    }
+
+    // ------------------------------------------------------------ attributes
+
+    fn getattr(&mut self, v: Value, attr: &str, attr_span: Span, span: Span) -> R<Value> {
+        match &v {
+            Value::Module(m) => self.module_attr(m, attr, attr_span),
+            Value::Tensor(t) => super::apply::tensor_attr(self, *t, attr, attr_span, span),
+            Value::Op { name, namespace } if *namespace == "aten" => {
+                // torch.ops.aten.NAME.OVERLOAD reaches the same op.
+                let _ = attr;
+                Ok(Value::Op { name: name.clone(), namespace: "aten" })
+            }
+            Value::List(_) if matches!(attr, "append" | "extend" | "pop" | "insert" | "index" | "count") => Ok(Value::Method {
+                receiver: Box::new(v.clone()),
+                name: Rc::from(attr),
+            }),
+            Value::Tuple(_) if matches!(attr, "index" | "count") => Ok(Value::Method {
+                receiver: Box::new(v.clone()),
+                name: Rc::from(attr),
+            }),
+            Value::Dtype(d) if attr == "is_floating_point" => Ok(Value::Bool(d.is_floating())),
+            Value::Dtype(d) if attr == "itemsize" => Ok(Value::int(d.itemsize())),
+            Value::Dtype(d) if attr == "is_complex" => Ok(Value::Bool(d.is_complex())),
+            _ => Err(err("unknown-attribute", format!("a `{}` has no attribute `{attr}`", v.type_name()), attr_span)),
+        }
+    }
+
+    fn module_attr(&mut self, module: &str, attr: &str, span: Span) -> R<Value> {
+        let table = self.table;
+        let found = match module {
+            "torch" => {
+                if let Some(d) = DType::from_attr(attr) {
+                    return Ok(Value::Dtype(d));
+                }
+                match attr {
+                    "contiguous_format" => return Ok(Value::MemoryFormat(MemoryFormat::Contiguous)),
+                    "channels_last" => return Ok(Value::MemoryFormat(MemoryFormat::ChannelsLast)),
+                    "channels_last_3d" => return Ok(Value::MemoryFormat(MemoryFormat::ChannelsLast3d)),
+                    "preserve_format" => return Ok(Value::MemoryFormat(MemoryFormat::Preserve)),
+                    "nn" => return Ok(Value::Module(Rc::from("torch.nn"))),
+                    "ops" => return Ok(Value::Module(Rc::from("torch.ops"))),
+                    "autograd" => return Ok(Value::Module(Rc::from("torch.autograd"))),
+                    "Tensor" => return Ok(Value::TensorType),
+                    "no_grad" | "enable_grad" | "inference_mode" | "set_grad_enabled" | "autocast" | "set_autocast_enabled"
+                    | "is_grad_enabled" | "is_inference_mode_enabled" | "is_autocast_enabled" | "device" | "Size" | "is_tensor"
+                    | "result_type" | "promote_types" | "broadcast_shapes" | "numel" => {
+                        return Ok(Value::Builtin(leak(attr)))
+                    }
+                    _ => {}
+                }
+                table.lookup(attr).filter(|o| o.torch_fn).map(|o| o.name)
+            }
+            "torch.nn" => match attr {
+                "functional" => return Ok(Value::Module(Rc::from("torch.nn.functional"))),
+                _ => None,
+            },
+            "torch.nn.functional" => table.lookup(attr).filter(|o| o.functional_fn || o.torch_fn).map(|o| o.name),
+            "torch.ops" => match attr {
+                "aten" => return Ok(Value::Module(Rc::from("torch.ops.aten"))),
+                "inductor" => return Ok(Value::Module(Rc::from("torch.ops.inductor"))),
+                _ => None,
+            },
+            "torch.ops.aten" => {
+                if attr == "_print" {
+                    return Ok(Value::Builtin("_print"));
+                }
+                table.lookup(attr).map(|o| o.name)
+            }
+            "torch.ops.inductor" => table.lookup(attr).filter(|o| o.inductor).map(|o| o.name),
+            "torch.autograd" => None,
+            _ => None,
+        };
+        if let Some(name) = found {
+            let namespace = match module {
+                "torch.nn.functional" => "F",
+                "torch.ops.aten" => "aten",
+                "torch.ops.inductor" => "inductor",
+                _ => "torch",
+            };
+            // Use the spelling the user wrote (aliases share an entry).
+            let _ = name;
+            return Ok(Value::Op { name: Rc::from(attr), namespace });
+        }
+        let mut d = err("unknown-op", format!("`{module}.{attr}` is not an op tpi knows"), span)
+            .with_label("unknown here");
+        let cands: Vec<&str> = match module {
+            "torch" => table.names(|o| o.torch_fn).collect(),
+            "torch.nn.functional" => table.names(|o| o.functional_fn).collect(),
+            _ => table.names(|_| true).collect(),
+        };
+        if let Some(s) = did_you_mean(attr, cands.into_iter()) {
+            d = d.with_help(format!("did you mean `{module}.{s}`?"));
+        } else {
+            d = d.with_note("see the core op set in LANGUAGE.md");
+        }
+        Err(d)
+    }
+
+    // ------------------------------------------------------------ calls
+
+    pub fn call(&mut self, f: Value, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span, func_span: Span) -> R<Value> {
+        match f {
+            Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
+            Value::Function(name) => self.call_function(&name, pos, kw, span),
+            Value::Op { name, namespace } => {
+                let _ = namespace;
+                self.call_op(&name, pos, kw, span)
+            }
+            Value::Method { receiver, name } => match *receiver {
+                Value::Tensor(t) => super::apply::tensor_method(self, t, &name, pos, kw, span, func_span),
+                Value::List(items) => super::builtins::list_method(self, &items, &name, pos, span),
+                Value::Tuple(items) => super::builtins::tuple_method(self, &items, &name, pos, span),
+                other => Err(err("type", format!("a `{}` has no methods", other.type_name()), span)),
+            },
+            Value::Dtype(_) | Value::TensorType => Err(err("unsupported", "calling a type is not supported", span)),
+            other => Err(err("type", format!("a `{}` is not callable", other.type_name()), func_span)),
+        }
+    }
+
+    /// Calls a helper by inlining its body.
+    pub fn call_function(&mut self, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+        let Some(def) = self.functions.get(name).copied() else {
+            return Err(err("unknown-name", format!("unknown function `{name}`"), span));
+        };
+        if self.call_chain.iter().any(|(n, _)| n == name) || self.call_chain.len() >= MAX_CALL_DEPTH {
+            let chain: Vec<String> = self.call_chain.iter().map(|(n, _)| n.clone()).chain([name.to_string()]).collect();
+            let mut d = err("recursion", format!("recursive call of `{name}`: {}", chain.join(" -> ")), span)
+                .with_label("this call recurses")
+                .with_help("tpi inlines helper calls, so recursion cannot be analysed");
+            for (n, s) in &self.call_chain {
+                d = d.with_secondary(*s, format!("`{n}` called here"));
+            }
+            return Err(d);
+        }
+        let mut env = Env::new();
+        let mut pos = pos.into_iter();
+        let mut kw = kw;
+        for p in &def.params {
+            let v = if let Some(v) = pos.next() {
+                if kw.iter().any(|(k, _)| *k == p.name.name) {
+                    return Err(err("arguments", format!("`{name}()` got multiple values for argument `{}`", p.name.name), span));
+                }
+                v
+            } else if let Some(i) = kw.iter().position(|(k, _)| *k == p.name.name) {
+                kw.remove(i).1
+            } else if let Some(d) = &p.default {
+                let mut empty = Env::new();
+                self.eval(&mut empty, d)?
+            } else {
+                return Err(err("arguments", format!("`{name}()` is missing the argument `{}`", p.name.name), span)
+                    .with_secondary(def.name.span, "defined here"));
+            };
+            env.insert(p.name.name.clone(), v);
+        }
+        if pos.next().is_some() {
+            return Err(err("arguments", format!("`{name}()` takes {} positional arguments", def.params.len()), span));
+        }
+        if let Some((k, _)) = kw.first() {
+            return Err(err("arguments", format!("`{name}()` got an unexpected keyword argument `{k}`"), span));
+        }
+        self.call_chain.push((name.to_string(), span));
+        let r = self.exec_block(&mut env, &def.body);
+        self.call_chain.pop();
+        match r? {
+            Flow::Return(v) => Ok(v),
+            Flow::Next => Ok(Value::None),
+        }
+    }
+
+    /// Calls an op of the table by one of its spellings.
+    pub fn call_op(&mut self, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+        let Some(op) = self.table.lookup(name) else {
+            let mut d = err("unknown-op", format!("`{name}` is not an op tpi knows"), span);
+            if let Some(s) = did_you_mean(name, self.table.names(|_| true)) {
+                d = d.with_help(format!("did you mean `{s}`?"));
+            }
+            return Err(d);
+        };
+        let args = self.bind(op, pos, kw, span)?;
+        super::apply::apply(self, op, args, span)
+    }
+
+    /// Binds positional and keyword arguments to the op's parameters, filling
+    /// defaults; an int-list parameter also takes varargs (`x.view(2, 3)`).
+    pub fn bind(&mut self, op: &OpDef, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Vec<Value>> {
+        use crate::ops::{DefaultValue, ParamType};
+        let mut out: Vec<Option<Value>> = vec![None; op.params.len()];
+        let mut pi = 0;
+        let mut pos = pos.into_iter().peekable();
+        while let Some(v) = pos.next() {
+            while pi < op.params.len() && op.params[pi].keyword_only {
+                pi += 1;
+            }
+            if pi >= op.params.len() {
+                return Err(err(
+                    "arguments",
+                    format!("`{}` takes at most {} positional arguments", op.name, op.params.iter().filter(|p| !p.keyword_only).count()),
+                    span,
+                )
+                .with_help(format!("signature: {}", signature(op))));
+            }
+            let p = &op.params[pi];
+            if matches!(p.ty, ParamType::IntList | ParamType::OptIntList) && matches!(v, Value::Int(_)) {
+                // varargs ints: x.view(2, 3)
+                let mut items = vec![v];
+                while let Some(Value::Int(_)) = pos.peek() {
+                    items.push(pos.next().unwrap_or(Value::None));
+                }
+                out[pi] = Some(Value::tuple(items));
+            } else {
+                out[pi] = Some(v);
+            }
+            pi += 1;
+        }
+        for (k, v) in kw {
+            let k = if k == "input" { "self".to_string() } else { k };
+            let idx = op.params.iter().position(|p| p.name == k || (k == "self" && p.name == "input") || (k == "dim" && p.name == "dimension"));
+            match idx {
+                Some(i) => {
+                    if out[i].is_some() {
+                        return Err(err("arguments", format!("`{}` got multiple values for argument `{k}`", op.name), span));
+                    }
+                    out[i] = Some(v);
+                }
+                None => {
+                    let mut d = err("arguments", format!("`{}` got an unexpected keyword argument `{k}`", op.name), span)
+                        .with_note(format!("signature: {}", signature(op)));
+                    if let Some(s) = did_you_mean(&k, op.params.iter().map(|p| p.name)) {
+                        d = d.with_help(format!("did you mean `{s}=`?"));
+                    }
+                    return Err(d);
+                }
+            }
+        }
+        let mut args = Vec::with_capacity(out.len());
+        for (p, v) in op.params.iter().zip(out) {
+            let v = match v {
+                Some(v) => v,
+                None => match &p.default {
+                    Some(DefaultValue::None) => Value::None,
+                    Some(DefaultValue::Int(i)) => Value::int(*i),
+                    Some(DefaultValue::Float(f)) => Value::Float(*f),
+                    Some(DefaultValue::Bool(b)) => Value::Bool(*b),
+                    Some(DefaultValue::Word(w)) => match w.as_str() {
+                        "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
+                        "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
+                        other => Value::Str(Rc::from(other)),
+                    },
+                    None => {
+                        return Err(err("arguments", format!("`{}` is missing the argument `{}`", op.name, p.name), span)
+                            .with_help(format!("signature: {}", signature(op))))
+                    }
+                },
+            };
+            args.push(v);
+        }
+        Ok(args)
+    }
+
+    /// Makes an input tensor from its `Tensor(...)` annotation.
+    pub fn make_input(&mut self, index: usize, spec: &InputSpec, span: Span) -> R<TensorId> {
+        let sizes = spec.sizes.clone();
+        let strides = match &spec.stride {
+            Some(s) => s.clone(),
+            None => shape::format_strides(&sizes, spec.memory_format, &mut self.m.sizes).map_err(|e| op_error(e, span))?,
+        };
+        let meta = Meta {
+            sizes,
+            strides,
+            offset: SymInt::int(0),
+            dtype: spec.dtype,
+        };
+        let id = self.m.fresh(meta, span, "input");
+        let st = self.m.tensors[id].storage;
+        self.m.storages[st].input = Some(index);
+        self.m.tensors[id].input_index = Some(index);
+        if spec.requires_grad {
+            if !spec.dtype.can_require_grad() {
+                return Err(err(
+                    "requires-grad-dtype",
+                    "only Tensors of floating point and complex dtype can require gradients",
+                    span,
+                ));
+            }
+            if spec.leaf {
+                self.m.tensors[id].requires_grad_flag = true;
+            } else {
+                // The output of an autograd op outside the function (the oracle clones a leaf).
+                let node = self.m.add_node("CloneBackward0", Vec::new(), span);
+                self.m.tensors[id].grad_fn = Some(node);
+            }
+        }
+        Ok(id)
+    }
+}
+
+/// A parsed `Tensor(...)` annotation.
+#[derive(Clone, Debug)]
+pub struct InputSpec {
+    pub sizes: Vec<SymInt>,
+    pub dtype: DType,
+    pub requires_grad: bool,
+    pub leaf: bool,
+    pub stride: Option<Vec<SymInt>>,
+    pub memory_format: MemoryFormat,
+}
+
+enum Num {
+    Int(SymInt),
+    Float(f64),
+}
+
+pub fn leak(s: &str) -> &'static str {
+    // Interned once per distinct name: the set of builtin names is small.
+    use std::sync::Mutex;
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.to_string().into_boxed_str());
+    names.push(n);
+    n
+}
+
+/// An op's signature as PyTorch documents it, for messages.
+pub fn signature(op: &OpDef) -> String {
+    let mut parts = Vec::new();
+    let mut kw_marked = false;
+    for p in &op.params {
+        if p.keyword_only && !kw_marked {
+            parts.push("*".to_string());
+            kw_marked = true;
+        }
+        parts.push(match &p.default {
+            Some(d) => format!("{}={}", p.name, match d {
+                crate::ops::DefaultValue::None => "None".to_string(),
+                crate::ops::DefaultValue::Int(i) => i.to_string(),
+                crate::ops::DefaultValue::Float(f) => f.to_string(),
+                crate::ops::DefaultValue::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+                crate::ops::DefaultValue::Word(w) => w.clone(),
+            }),
+            None => p.name.to_string(),
+        });
+    }
+    format!("{}({})", op.name, parts.join(", "))
+}

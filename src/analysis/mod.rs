@@ -1,0 +1,316 @@
+//! The abstract interpreter and what it reports per entry function.
+//!
+//! Each entry is run twice over the domain: once as PyTorch's metadata analysis
+//! sees it (functionalization under autograd, inputs wrapped), giving
+//! `ViewAndMutationMeta` or the analysis's error; and once as plain eager
+//! PyTorch on real tensors, giving the eager forward error and, from the
+//! autograd graph with its saved tensors, the error a backward would raise.
+
+pub mod apply;
+pub mod builtins;
+pub mod domain;
+pub mod eager;
+pub mod interp;
+pub mod meta;
+pub mod state;
+pub mod value;
+
+use crate::report::Diagnostic;
+use crate::sym::SymInt;
+use crate::syntax::ast::{self, ExprKind, FunctionDef};
+use crate::syntax::Span;
+use crate::Options;
+use domain::{DType, MemoryFormat};
+use interp::{op_error, Env, Flow, InputSpec, Interp, R};
+use meta::{FlatOutput, Param, ViewAndMutationMeta};
+use state::Mode;
+use std::collections::HashMap;
+use value::Value;
+
+/// What eager PyTorch would raise (tpi's prediction).
+#[derive(Debug, Clone, Default)]
+pub struct EagerPrediction {
+    pub forward_error: Option<Diagnostic>,
+    pub backward_error: Option<Diagnostic>,
+}
+
+/// The analysis of one entry function.
+#[derive(Debug, Clone)]
+pub struct FunctionResult {
+    pub name: String,
+    pub span: Span,
+    /// The metadata, when the analysis accepted the function.
+    pub meta: Option<ViewAndMutationMeta>,
+    pub eager: EagerPrediction,
+    /// The analysis error (if any) first, then warnings (eager hazards).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Guards the analysis assumed about symbolic sizes, with where.
+    pub assumptions: Vec<(Span, String)>,
+}
+
+impl FunctionResult {
+    /// The error that made the analysis reject the function, if any.
+    pub fn error(&self) -> Option<&Diagnostic> {
+        self.diagnostics.iter().find(|d| d.is_error())
+    }
+}
+
+/// Is `def` an entry: every parameter annotated with `Tensor(...)` or defaulted?
+pub fn is_entry(def: &FunctionDef) -> bool {
+    def.params.iter().all(|p| p.default.is_some() || p.annotation.as_ref().is_some_and(is_tensor_annotation))
+}
+
+fn is_tensor_annotation(e: &ast::Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Tensor"))
+}
+
+pub fn function_table(module: &ast::Module) -> HashMap<String, &FunctionDef> {
+    let mut functions = HashMap::new();
+    for item in &module.items {
+        if let ast::Item::Def(d) = item {
+            functions.insert(d.name.name.clone(), d);
+        }
+    }
+    functions
+}
+
+pub fn analyse_module(module: &ast::Module, options: &Options) -> (Vec<FunctionResult>, Vec<Diagnostic>) {
+    let functions = function_table(module);
+    let mut results = Vec::new();
+    for item in &module.items {
+        if let ast::Item::Def(d) = item {
+            if is_entry(d) {
+                results.push(analyse_function(&functions, d, options));
+            }
+        }
+    }
+    (results, Vec::new())
+}
+
+/// One run of a function body: the machine after it, and what it returned.
+pub struct Run<'a> {
+    pub interp: Interp<'a>,
+    pub params: Vec<Param>,
+    pub outputs: Result<Vec<FlatOutput>, Diagnostic>,
+    pub output_spans: Vec<Span>,
+}
+
+pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
+    let mut it = Interp::new(functions, mode);
+    let mut params = Vec::new();
+    let mut env = Env::new();
+    let result = (|| -> R<Value> {
+        for (i, p) in def.params.iter().enumerate() {
+            match p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
+                Some(ann) => {
+                    let spec = input_spec(&mut it, ann)?;
+                    let id = it.make_input(i, &spec, p.span)?;
+                    let t = it.m.tensors[id].clone();
+                    params.push(Param::Tensor {
+                        name: p.name.name.clone(),
+                        id,
+                        sizes: t.sizes,
+                        strides: t.strides,
+                        offset: t.offset,
+                        storage: t.storage,
+                        is_leaf: !(spec.requires_grad && !spec.leaf),
+                        requires_grad: spec.requires_grad,
+                        span: p.span,
+                    });
+                    env.insert(p.name.name.clone(), Value::Tensor(id));
+                }
+                None => {
+                    let Some(d) = &p.default else {
+                        return Err(Diagnostic::error("syntax", "this parameter needs a Tensor(...) annotation or a default", p.span));
+                    };
+                    let mut empty = Env::new();
+                    let v = it.eval(&mut empty, d)?;
+                    let kind = match &v {
+                        Value::Int(_) => "int",
+                        Value::Float(_) => "float",
+                        Value::Bool(_) => "bool",
+                        Value::None => "NoneType",
+                        Value::Str(_) => "str",
+                        _ => "object",
+                    };
+                    params.push(Param::Value {
+                        name: p.name.name.clone(),
+                        kind,
+                        span: p.span,
+                    });
+                    env.insert(p.name.name.clone(), v);
+                }
+            }
+        }
+        match it.exec_block(&mut env, &def.body)? {
+            Flow::Return(v) => Ok(v),
+            Flow::Next => Ok(Value::None),
+        }
+    })();
+    let outputs = result.map(|v| {
+        let mut flat = Vec::new();
+        flatten(&v, &mut flat);
+        flat
+    });
+    Run {
+        interp: it,
+        params,
+        outputs,
+        output_spans: Vec::new(),
+    }
+}
+
+fn flatten(v: &Value, out: &mut Vec<FlatOutput>) {
+    match v {
+        Value::Tuple(items) => items.iter().for_each(|i| flatten(i, out)),
+        Value::List(items) => items.borrow().iter().for_each(|i| flatten(i, out)),
+        Value::Tensor(t) => out.push(FlatOutput::Tensor(*t)),
+        _ => out.push(FlatOutput::Other),
+    }
+}
+
+/// Evaluates a `Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)` annotation.
+fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
+    let ExprKind::Call { args, keywords, .. } = &ann.kind else {
+        return Err(Diagnostic::error("syntax", "expected Tensor(...)", ann.span));
+    };
+    let mut env = Env::new();
+    let mut sizes = Vec::new();
+    let mut size_values = Vec::new();
+    for a in args {
+        size_values.push((it.eval(&mut env, a)?, a.span));
+    }
+    if size_values.len() == 1 {
+        if let Value::Tuple(_) | Value::List(_) = &size_values[0].0 {
+            let span = size_values[0].1;
+            let items = size_values[0].0.sequence().unwrap_or_default();
+            size_values = items.into_iter().map(|v| (v, span)).collect();
+        }
+    }
+    for (v, span) in size_values {
+        match v {
+            Value::Int(i) => {
+                if i.as_int().is_some_and(|x| x < 0) {
+                    return Err(Diagnostic::error("invalid-shape", format!("a size cannot be negative, got {i}"), span));
+                }
+                sizes.push(i);
+            }
+            Value::Str(s) => {
+                if !s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(Diagnostic::error("syntax", format!("`{s}` is not a valid symbol name"), span).with_help("symbolic sizes are identifiers, like \"n\" or \"batch\""));
+                }
+                if !it.m.sizes.env.is_declared(&s) && it.m.sizes.env.num_symbols() >= 10 {
+                    return Err(Diagnostic::error("limit", "at most 10 distinct symbolic sizes are supported (as the oracle)", span));
+                }
+                sizes.push(it.m.sizes.env.declare(&s));
+            }
+            other => {
+                return Err(Diagnostic::error("type", format!("a size must be an int or a symbol name, got a `{}`", other.type_name()), span));
+            }
+        }
+    }
+    let mut spec = InputSpec {
+        sizes,
+        dtype: DType::F32,
+        requires_grad: false,
+        leaf: true,
+        stride: None,
+        memory_format: MemoryFormat::Contiguous,
+    };
+    for k in keywords {
+        let v = it.eval(&mut env, &k.value)?;
+        let bad = |what: &str| Diagnostic::error("type", format!("`{}` must be {what}", k.name.name), k.value.span);
+        match (k.name.name.as_str(), v) {
+            ("dtype", Value::Dtype(d)) => spec.dtype = d,
+            ("dtype", _) => return Err(bad("a torch dtype")),
+            ("requires_grad", Value::Bool(b)) => spec.requires_grad = b,
+            ("requires_grad", _) => return Err(bad("True or False")),
+            ("leaf", Value::Bool(b)) => spec.leaf = b,
+            ("leaf", _) => return Err(bad("True or False")),
+            ("stride", Value::None) => {}
+            ("stride", v) => match apply::to_syms(&v) {
+                Some(s) => spec.stride = Some(s),
+                None => return Err(bad("a tuple of ints")),
+            },
+            ("memory_format", Value::None) => {}
+            ("memory_format", Value::MemoryFormat(f)) => spec.memory_format = f,
+            ("memory_format", _) => return Err(bad("a torch memory format")),
+            (other, _) => {
+                return Err(Diagnostic::error("arguments", format!("Tensor() has no argument `{other}`"), k.name.span)
+                    .with_help("Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)"))
+            }
+        }
+    }
+    if let Some(st) = &spec.stride {
+        if st.len() != spec.sizes.len() {
+            return Err(Diagnostic::error("invalid-shape", format!("stride has {} entries for {} sizes", st.len(), spec.sizes.len()), ann.span));
+        }
+        // A permutation of a contiguous layout: dense and non-overlapping.
+        if !crate::ops::shape::is_non_overlapping_and_dense(&spec.sizes, st, &mut it.m.sizes) {
+            return Err(Diagnostic::error("invalid-shape", "stride= must describe a dense, non-overlapping layout (a permutation of a contiguous one)", ann.span));
+        }
+    }
+    if spec.memory_format == MemoryFormat::ChannelsLast && spec.sizes.len() != 4 || spec.memory_format == MemoryFormat::ChannelsLast3d && spec.sizes.len() != 5 {
+        return Err(Diagnostic::error("invalid-shape", format!("memory_format=torch.{} needs a {}-d tensor", spec.memory_format.name(), if spec.memory_format == MemoryFormat::ChannelsLast { 4 } else { 5 }), ann.span));
+    }
+    let _ = SymInt::int(0);
+    Ok(spec)
+}
+
+pub fn analyse_function(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef, options: &Options) -> FunctionResult {
+    let mut diagnostics = Vec::new();
+    // PyTorch's metadata analysis.
+    let mut run = run_function(functions, def, Mode::Analysis);
+    let mut assumptions = std::mem::take(&mut run.interp.notes);
+    let meta = match run.outputs {
+        Err(d) => {
+            diagnostics.push(d);
+            None
+        }
+        Ok(outputs) => {
+            let m = &mut run.interp.m;
+            let initial = state::Machine::new(Mode::Analysis);
+            if m.autocast != initial.autocast {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "autocast-mutation",
+                        "AOTAutograd does not support tracing graphs that mutate the autocast state",
+                        def.header_span,
+                    )
+                    .with_help("restore the autocast state before returning, or use `with torch.autocast(...)`"),
+                );
+                None
+            } else {
+                let grad_enabled_mutation = if m.grad_enabled != initial.grad_enabled { Some(m.grad_enabled) } else { None };
+                match meta::collect(m, &run.params, &outputs, options.keep_input_mutations, grad_enabled_mutation) {
+                    Ok(meta) => Some(meta),
+                    Err(e) => {
+                        diagnostics.push(op_error(e, def.header_span));
+                        None
+                    }
+                }
+            }
+        }
+    };
+    for a in std::mem::take(&mut run.interp.m.sizes.assumptions) {
+        assumptions.push((def.header_span, a));
+    }
+    // Plain eager PyTorch.
+    let eager = eager::predict(functions, def);
+    for d in [&eager.forward_error, &eager.backward_error].into_iter().flatten() {
+        let same_as_analysis = diagnostics.first().is_some_and(|e| e.code == d.code && e.primary.span == d.primary.span);
+        if !same_as_analysis {
+            let mut w = d.clone();
+            w.severity = crate::report::Severity::Warning;
+            diagnostics.push(w);
+        }
+    }
+    FunctionResult {
+        name: def.name.name.clone(),
+        span: def.header_span,
+        meta,
+        eager,
+        diagnostics,
+        assumptions,
+    }
+}

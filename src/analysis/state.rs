@@ -1,0 +1,513 @@
+//! The interpreter's state and the bookkeeping every op shares: making fresh
+//! tensors and views with their autograd facts, and recording data and
+//! metadata mutations in functionalization's per-storage counters and in
+//! autograd's version counters. The checks autograd runs before an in-place op
+//! (`check_inplace`, `handle_view_on_rebase`) live here too, because the
+//! analysis itself runs under autograd and raises some of them.
+
+use super::domain::*;
+use crate::ops::saved::{saved_for_backward, Saved, When};
+use crate::ops::shape::{self, OpError, OpResult, Sizes};
+use crate::sym::SymInt;
+use crate::syntax::Span;
+
+/// Which run this is: PyTorch's metadata analysis (FunctionalTensorMode over
+/// fake tensors, inputs wrapped) or plain eager PyTorch on real tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Analysis,
+    Eager,
+}
+
+/// An autocast state per device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Autocast {
+    pub device: String,
+    pub enabled: bool,
+    pub dtype: DType,
+}
+
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub mode: Mode,
+    pub tensors: Vec<Tensor>,
+    pub storages: Vec<FunctionalStorage>,
+    /// autograd version counters.
+    pub versions: Vec<u32>,
+    pub nodes: Vec<Node>,
+    pub sizes: Sizes,
+    pub grad_enabled: bool,
+    pub inference_mode: bool,
+    pub autocast: Vec<Autocast>,
+    /// Effect tokens discovered (`torch.ops.aten._print`).
+    pub tokens: u32,
+}
+
+/// Metadata of a tensor to be made.
+#[derive(Clone, Debug)]
+pub struct Meta {
+    pub sizes: Vec<SymInt>,
+    pub strides: Vec<SymInt>,
+    pub offset: SymInt,
+    pub dtype: DType,
+}
+
+impl Machine {
+    pub fn new(mode: Mode) -> Machine {
+        Machine {
+            mode,
+            tensors: Vec::new(),
+            storages: Vec::new(),
+            versions: Vec::new(),
+            nodes: Vec::new(),
+            sizes: Sizes::default(),
+            grad_enabled: true,
+            inference_mode: false,
+            autocast: vec![
+                Autocast {
+                    device: "cpu".into(),
+                    enabled: false,
+                    dtype: DType::BF16,
+                },
+                Autocast {
+                    device: "cuda".into(),
+                    enabled: false,
+                    dtype: DType::F16,
+                },
+            ],
+            tokens: 0,
+        }
+    }
+
+    pub fn t(&self, id: TensorId) -> &Tensor {
+        &self.tensors[id]
+    }
+
+    /// autograd's `requires_grad()`: own flag, a grad_fn, or (for a view) the base's.
+    pub fn requires_grad(&self, id: TensorId) -> bool {
+        let t = &self.tensors[id];
+        t.requires_grad_flag
+            || t.grad_fn.is_some()
+            || t.view.as_ref().is_some_and(|v| self.requires_grad(v.base))
+    }
+
+    /// `is_leaf`: no grad_fn (after view grad_fn regeneration).
+    pub fn is_leaf(&mut self, id: TensorId) -> bool {
+        self.grad_fn(id).is_none()
+    }
+
+    /// `grad_fn`, regenerating a view's node when its version moved on (as
+    /// `VariableHooks::grad_fn` does).
+    pub fn grad_fn(&mut self, id: TensorId) -> Option<NodeId> {
+        let (view, current) = {
+            let t = &self.tensors[id];
+            (t.view.clone(), self.versions[t.version])
+        };
+        let Some(view) = view else {
+            return self.tensors[id].grad_fn;
+        };
+        let t = &self.tensors[id];
+        if t.grad_fn.is_none() && !self.requires_grad(view.base) {
+            return None;
+        }
+        if t.attr_version != current {
+            let base_fn = self.grad_fn(view.base);
+            let node = self.add_node("AsStridedBackward0", base_fn.into_iter().collect(), Span::default());
+            let t = &mut self.tensors[id];
+            t.grad_fn = Some(node);
+            t.attr_version = current;
+        }
+        self.tensors[id].grad_fn
+    }
+
+    pub fn add_node(&mut self, name: &str, next: Vec<NodeId>, span: Span) -> NodeId {
+        self.nodes.push(Node {
+            name: name.to_string(),
+            next,
+            saved: Vec::new(),
+            custom: false,
+            span,
+            saves_inference: false,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn new_storage(&mut self, nbytes: Option<SymInt>) -> StorageId {
+        self.storages.push(FunctionalStorage {
+            nbytes,
+            ..FunctionalStorage::default()
+        });
+        self.storages.len() - 1
+    }
+
+    fn new_version(&mut self) -> VersionId {
+        self.versions.push(0);
+        self.versions.len() - 1
+    }
+
+    /// A fresh tensor with its own storage and no autograd history.
+    pub fn fresh(&mut self, meta: Meta, span: Span, op: &'static str) -> TensorId {
+        let storage = self.new_storage(None);
+        let version = self.new_version();
+        self.tensors.push(Tensor {
+            sizes: meta.sizes,
+            strides: meta.strides,
+            offset: meta.offset,
+            dtype: meta.dtype,
+            storage,
+            version,
+            requires_grad_flag: false,
+            grad_fn: None,
+            attr_version: 0,
+            view: None,
+            multi_output_view: false,
+            input_index: None,
+            storage_changed: false,
+            metadata_mutated: false,
+            is_inference: self.inference_mode,
+            origin: span,
+            origin_op: op,
+        });
+        self.tensors.len() - 1
+    }
+
+    /// Does an op on `inputs` record autograd history (grad mode on, some input
+    /// requires grad, and the result's dtype is differentiable)?
+    pub fn records_grad(&self, inputs: &[TensorId], dtype: DType) -> bool {
+        self.grad_enabled
+            && !self.inference_mode
+            && dtype.can_require_grad()
+            && inputs.iter().any(|&i| self.requires_grad(i))
+    }
+
+    /// The result of an out-of-place op: a fresh tensor whose autograd node
+    /// (when history is recorded) points at the inputs' nodes and saves what
+    /// derivatives.yaml says the op saves.
+    pub fn op_result(
+        &mut self,
+        meta: Meta,
+        op: &'static str,
+        inputs: &[Option<TensorId>],
+        span: Span,
+    ) -> OpResult<TensorId> {
+        let out = self.fresh(meta, span, op);
+        self.record_history(op, false, inputs, &[out], span)?;
+        Ok(out)
+    }
+
+    /// Connects `outputs` to a new node for `op` when history is recorded, and
+    /// saves tensors for backward.
+    pub fn record_history(
+        &mut self,
+        op: &'static str,
+        inplace: bool,
+        inputs: &[Option<TensorId>],
+        outputs: &[TensorId],
+        span: Span,
+    ) -> OpResult<Option<NodeId>> {
+        let present: Vec<TensorId> = inputs.iter().flatten().copied().collect();
+        let dtype = outputs.first().map(|&o| self.tensors[o].dtype).unwrap_or(DType::F32);
+        if !self.records_grad(&present, dtype) {
+            return Ok(None);
+        }
+        let mut next = Vec::new();
+        for &i in &present {
+            if let Some(n) = self.grad_fn(i) {
+                next.push(n);
+            }
+        }
+        let node = self.add_node(&node_name(op), next, span);
+        for &o in outputs {
+            self.tensors[o].grad_fn = Some(node);
+        }
+        if let Some(saved) = saved_for_backward(op, inplace) {
+            for s in saved {
+                let (tensor, when, role) = match *s {
+                    Saved::Input(i, w) => (inputs.get(i).copied().flatten(), w, "input"),
+                    Saved::Output(i, w) => (outputs.get(i).copied(), w, "result"),
+                };
+                let Some(tensor) = tensor else { continue };
+                let applies = match when {
+                    When::Always => true,
+                    When::InputRequiresGrad(j) => inputs.get(j).copied().flatten().is_some_and(|t| self.requires_grad(t)),
+                    When::ArgIsTensor(j) => inputs.get(j).copied().flatten().is_some(),
+                    #[allow(unreachable_patterns)]
+                    _ => false,
+                };
+                if !applies {
+                    continue;
+                }
+                if self.tensors[tensor].is_inference {
+                    return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd."));
+                }
+                let version = self.tensors[tensor].version;
+                let saved_version = self.versions[version];
+                self.nodes[node].saved.push(SavedTensor {
+                    version,
+                    saved_version,
+                    role,
+                    tensor,
+                });
+            }
+        }
+        Ok(Some(node))
+    }
+
+    /// A view of `base` sharing its storage (functionalization) and, unless
+    /// `autograd_view` is false (`detach`), registered as autograd's
+    /// differentiable view with the right CreationMeta.
+    pub fn view_of(
+        &mut self,
+        base: TensorId,
+        meta: Meta,
+        op: &'static str,
+        multi_output: bool,
+        autograd_view: bool,
+        span: Span,
+    ) -> TensorId {
+        let b = self.tensors[base].clone();
+        let creation = if self.inference_mode {
+            CreationMeta::InferenceMode
+        } else if !self.grad_enabled {
+            CreationMeta::NoGradMode
+        } else if multi_output {
+            CreationMeta::MultipleOutputs
+        } else {
+            CreationMeta::Default
+        };
+        let view = if autograd_view {
+            Some(match &b.view {
+                // A view of a view: the root base, and the stricter CreationMeta.
+                Some(v) => ViewInfo {
+                    base: v.base,
+                    creation_meta: if v.creation_meta != CreationMeta::Default && creation == CreationMeta::Default {
+                        v.creation_meta
+                    } else if v.creation_meta == CreationMeta::InferenceMode {
+                        CreationMeta::InferenceMode
+                    } else {
+                        creation
+                    },
+                    op,
+                    span,
+                },
+                None => ViewInfo {
+                    base,
+                    creation_meta: creation,
+                    op,
+                    span,
+                },
+            })
+        } else {
+            None
+        };
+        let version_now = self.versions[b.version];
+        self.tensors.push(Tensor {
+            sizes: meta.sizes,
+            strides: meta.strides,
+            offset: meta.offset,
+            dtype: meta.dtype,
+            storage: b.storage,
+            version: b.version,
+            requires_grad_flag: false,
+            grad_fn: None,
+            attr_version: version_now,
+            view,
+            multi_output_view: multi_output || b.multi_output_view,
+            input_index: None,
+            storage_changed: false,
+            metadata_mutated: false,
+            is_inference: b.is_inference || self.inference_mode,
+            origin: span,
+            origin_op: op,
+        });
+        let id = self.tensors.len() - 1;
+        if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
+            let base_fn = self.grad_fn(base);
+            let node = self.add_node(&node_name(op), base_fn.into_iter().collect(), span);
+            self.tensors[id].grad_fn = Some(node);
+        }
+        id
+    }
+
+    /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
+    /// on `target` whose other tensor inputs are `others`. Leaf checks only
+    /// apply in eager mode: the analysis's input wrappers are not autograd leaves.
+    pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
+        let t = self.tensors[target].clone();
+        if t.is_inference && !self.inference_mode {
+            return Err(OpError::new(
+                "inference-tensor",
+                "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a clone to get a normal tensor before doing inplace update.",
+            ));
+        }
+        let any_requires = self.requires_grad(target) || others.iter().any(|&o| self.requires_grad(o));
+        if !(any_requires && self.grad_enabled) {
+            return Ok(());
+        }
+        if let Some(view) = &t.view {
+            let name = self.grad_fn_name(target);
+            match view.creation_meta {
+                CreationMeta::Default => {}
+                CreationMeta::MultipleOutputs => {
+                    return Err(OpError::new(
+                        "inplace-multi-output-view",
+                        format!("Output 0 of {name} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+                    ));
+                }
+                CreationMeta::InCustomFunction => {
+                    return Err(OpError::new(
+                        "inplace-custom-function-view",
+                        format!("Output 0 of {name} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
+                    ));
+                }
+                CreationMeta::NoGradMode => {
+                    return Err(OpError::new(
+                        "inplace-view-other",
+                        "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+                    ));
+                }
+                CreationMeta::InferenceMode => {
+                    return Err(OpError::new(
+                        "inplace-view-other",
+                        "A view was created in inference mode and is being modified inplace in normal mode.",
+                    ));
+                }
+            }
+            if self.mode == Mode::Eager && self.requires_grad(target) && self.is_leaf(view.base) {
+                return Err(OpError::new(
+                    "inplace-view-of-leaf",
+                    "a view of a leaf Variable that requires grad is being used in an in-place operation.",
+                ));
+            }
+        }
+        if self.mode == Mode::Eager && self.requires_grad(target) && self.is_leaf(target) {
+            return Err(OpError::new(
+                "inplace-leaf",
+                "a leaf Variable that requires grad is being used in an in-place operation.",
+            ));
+        }
+        Ok(())
+    }
+
+    fn grad_fn_name(&mut self, id: TensorId) -> String {
+        match self.tensors[id].grad_fn {
+            Some(n) => self.nodes[n].name.clone(),
+            None => "a view op".to_string(),
+        }
+    }
+
+    /// Eager kernels refuse to write into a tensor where several elements share
+    /// one memory location (`assert_no_internal_overlap`: certain only for a
+    /// stride-0 dim of size > 1).
+    pub fn check_no_internal_overlap(&mut self, target: TensorId) -> OpResult<()> {
+        if self.mode != Mode::Eager {
+            return Ok(());
+        }
+        let t = self.tensors[target].clone();
+        for (size, stride) in t.sizes.iter().zip(&t.strides) {
+            if self.sizes.eq_int(stride, 0) && self.sizes.lt(&SymInt::int(1), size) {
+                return Err(OpError::new(
+                    "inplace-overlapping",
+                    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a data mutation of `target`'s storage: functionalization's
+    /// counters (all aliases of the storage see it), autograd's version counter,
+    /// and, when history is recorded, the new grad_fn (CopySlices on the base
+    /// for a view).
+    pub fn mutate_data(&mut self, target: TensorId, op: &'static str, others: &[Option<TensorId>], span: Span) -> OpResult<()> {
+        let t = self.tensors[target].clone();
+        if self.mode == Mode::Analysis {
+            if let Some(at) = self.storages[t.storage].frozen {
+                let _ = at;
+                return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage"));
+            }
+        }
+        let st = &mut self.storages[t.storage];
+        st.mutations += 1;
+        if !self.grad_enabled || self.inference_mode {
+            st.mutations_no_grad += 1;
+        }
+        st.mutated_at.push(span);
+        let mut inputs = vec![Some(target)];
+        inputs.extend_from_slice(others);
+        let present: Vec<TensorId> = inputs.iter().flatten().copied().collect();
+        let records = self.records_grad(&present, t.dtype);
+        self.versions[t.version] += 1;
+        if records {
+            // The op's node takes the target's previous history.
+            let node = self.record_history(op, true, &inputs, &[target], span)?;
+            if let (Some(view), Some(node)) = (t.view.clone(), node) {
+                let base_fn = self.grad_fn(view.base);
+                let mut next = vec![node];
+                next.extend(base_fn);
+                let copy_slices = self.add_node("CopySlices", next, span);
+                self.tensors[view.base].grad_fn = Some(copy_slices);
+                let v = self.versions[t.version];
+                let tt = &mut self.tensors[target];
+                tt.grad_fn = Some(node);
+                tt.attr_version = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records an in-place metadata change (`t_`, `unsqueeze_`, `as_strided_`…).
+    pub fn mutate_metadata(&mut self, target: TensorId, sizes: Vec<SymInt>, strides: Vec<SymInt>, offset: SymInt) {
+        let version = self.tensors[target].version;
+        self.versions[version] += 1;
+        let t = &mut self.tensors[target];
+        t.sizes = sizes;
+        t.strides = strides;
+        t.offset = offset;
+        t.metadata_mutated = true;
+    }
+
+    pub fn meta_of(&self, id: TensorId) -> Meta {
+        let t = &self.tensors[id];
+        Meta {
+            sizes: t.sizes.clone(),
+            strides: t.strides.clone(),
+            offset: t.offset.clone(),
+            dtype: t.dtype,
+        }
+    }
+
+    /// A contiguous layout of `sizes`.
+    pub fn contiguous_meta(&mut self, sizes: Vec<SymInt>, dtype: DType) -> OpResult<Meta> {
+        let strides = shape::contiguous_strides(&sizes, &mut self.sizes)?;
+        Ok(Meta {
+            sizes,
+            strides,
+            offset: SymInt::int(0),
+            dtype,
+        })
+    }
+
+    pub fn numel(&self, id: TensorId) -> OpResult<SymInt> {
+        self.sizes.prod(&self.tensors[id].sizes)
+    }
+}
+
+/// autograd's node name for an op (`mul` -> `MulBackward0`).
+pub fn node_name(op: &str) -> String {
+    let base = op.trim_end_matches('_');
+    let mut out = String::new();
+    let mut upper = true;
+    for c in base.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out.push_str("Backward0");
+    out
+}

@@ -1,0 +1,70 @@
+//! tpi: a static model of PyTorch's AOTAutograd view-and-mutation analysis.
+//!
+//! The pipeline, one stage per module: source -> tokens -> AST (`syntax`) ->
+//! abstract interpretation over the functionalization domain (`analysis`, with
+//! the op table in `ops` and symbolic sizes in `sym`) -> metadata -> reports
+//! (`report`). No stage prints: the CLI and the REPL render at the edge.
+
+pub mod analysis;
+pub mod compare;
+pub mod ops;
+pub mod report;
+pub mod sym;
+pub mod syntax;
+
+pub use report::{Diagnostic, Severity};
+pub use syntax::{SourceFile, Span};
+
+/// Settings of one analysis run (OUTPUT.md).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `keep_input_mutations` (torch.compile's default: true).
+    pub keep_input_mutations: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            keep_input_mutations: true,
+        }
+    }
+}
+
+/// Everything `tpi check` learns about one file.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The parsed module, when the file parsed.
+    pub module: Option<syntax::ast::Module>,
+    /// One result per entry function, in source order.
+    pub functions: Vec<analysis::FunctionResult>,
+    /// File-level diagnostics (syntax errors, …); per-function ones live in
+    /// `functions`.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Outcome {
+    /// True when anything (file-level or in a function) is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+            || self.functions.iter().any(|f| f.error().is_some())
+    }
+}
+
+/// Parses and analyses one source file.
+pub fn check(file: &SourceFile, options: &Options) -> Outcome {
+    match syntax::parser::parse_module(&file.text) {
+        Err(diagnostics) => Outcome {
+            module: None,
+            functions: Vec::new(),
+            diagnostics,
+        },
+        Ok(module) => {
+            let (functions, diagnostics) = analysis::analyse_module(&module, options);
+            Outcome {
+                module: Some(module),
+                functions,
+                diagnostics,
+            }
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! The `tpi` command line (OUTPUT.md, "Command line"): `check`, `repl` and
+//! the debugging dumps. It reads files, calls the library, and is the one
+//! place (with the REPL) that prints: reports on stdout, rendered
+//! diagnostics on stderr.
+//!
+//! Exit status: 0 when every program was analysed without error (warnings
+//! are fine), 1 when some program has an error, 2 for usage or I/O
+//! problems. The work runs on a thread with a large stack, so that no
+//! input, however deeply nested, can overflow it.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+use tpi::report::render;
+use tpi::syntax::{dump, parser};
+use tpi::{Diagnostic, Options, Outcome, SourceFile};
+
+/// Static AOTAutograd view/mutation analysis for PyTorch tensor programs.
+///
+/// tpi reads `.tp` files (a subset of Python that runs unchanged under
+/// PyTorch) and reports, for every entry function, the view and mutation
+/// metadata that torch.compile's AOTAutograd would record, without running
+/// a kernel.
+#[derive(Parser, Debug)]
+#[command(name = "tpi", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Analyse programs and report what AOTAutograd records for each entry.
+    Check(CheckArgs),
+    /// Show what the front end makes of a file (for debugging).
+    #[command(subcommand)]
+    Dump(DumpCommand),
+    /// Start the interactive REPL.
+    Repl,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// Output format: a human report, or the canonical JSON.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Explain more in the human report.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Analyse with keep_input_mutations off (torch.compile keeps them on).
+    #[arg(long)]
+    no_keep_input_mutations: bool,
+    /// Print how long each stage took, on stderr.
+    #[arg(long)]
+    timings: bool,
+    /// The programs to check; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+enum DumpCommand {
+    /// The tokens the grammar sees, one per line.
+    Tokens {
+        /// The file to lex; `-` reads standard input.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// The syntax tree, indented.
+    Ast {
+        /// The file to parse; `-` reads standard input.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+/// Exit statuses (OUTPUT.md).
+const EXIT_OK: u8 = 0;
+const EXIT_PROGRAM_ERROR: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+/// The stack of the thread that does the work.
+const WORKER_STACK_BYTES: usize = 256 << 20;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let worker = std::thread::Builder::new()
+        .name("tpi".to_string())
+        .stack_size(WORKER_STACK_BYTES)
+        .spawn(move || run(cli));
+    let code = match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|_| {
+            eprintln!("tpi: internal error (a bug in tpi: please report it)");
+            101
+        }),
+        Err(error) => {
+            eprintln!("tpi: cannot start the worker thread: {error}");
+            EXIT_USAGE
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Some(Command::Check(args)) => check(&args),
+        Some(Command::Dump(DumpCommand::Tokens { file })) => dump_tokens(&file),
+        Some(Command::Dump(DumpCommand::Ast { file })) => dump_ast(&file),
+        Some(Command::Repl) => repl(),
+        None => {
+            if std::io::stdin().is_terminal() {
+                repl()
+            } else {
+                let mut command = <Cli as clap::CommandFactory>::command();
+                let _ = command.print_help();
+                EXIT_USAGE
+            }
+        }
+    }
+}
+
+fn repl() -> u8 {
+    eprintln!("tpi: the REPL is not available yet; use `tpi check FILE`");
+    EXIT_USAGE
+}
+
+/// Reads a file (or stdin for `-`), with the one-line message of OUTPUT.md
+/// on failure.
+fn read(path: &PathBuf) -> Result<(String, Vec<u8>), String> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        return match std::io::stdin().lock().read_to_end(&mut bytes) {
+            Ok(_) => Ok(("<stdin>".to_string(), bytes)),
+            Err(error) => Err(format!(
+                "tpi: cannot read standard input: {}",
+                io_reason(&error)
+            )),
+        };
+    }
+    let name = path.display().to_string();
+    match std::fs::read(path) {
+        Ok(bytes) => Ok((name, bytes)),
+        Err(error) => Err(format!("tpi: cannot read {name}: {}", io_reason(&error))),
+    }
+}
+
+fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::IsADirectory => "it is a directory".to_string(),
+        _ => {
+            let text = error.to_string();
+            // "Invalid data (os error 22)" -> "invalid data"
+            let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+            let mut chars = text.chars();
+            match chars.next() {
+                Some(first) => first.to_lowercase().chain(chars).collect(),
+                None => text,
+            }
+        }
+    }
+}
+
+/// Writes to stdout, ignoring a closed pipe (`tpi dump ast f | head`).
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn render_all<'d>(file: &SourceFile, diagnostics: impl IntoIterator<Item = &'d Diagnostic>) {
+    let color = render::use_color(std::io::stderr().is_terminal());
+    let mut stderr = std::io::stderr().lock();
+    for diagnostic in diagnostics {
+        let _ = stderr.write_all(render::render(diagnostic, file, color).as_bytes());
+    }
+}
+
+fn check(args: &CheckArgs) -> u8 {
+    let options = Options {
+        keep_input_mutations: !args.no_keep_input_mutations,
+    };
+    let mut status = EXIT_OK;
+    let several = args.files.len() > 1;
+    for path in &args.files {
+        let started = Instant::now();
+        let (name, bytes) = match read(path) {
+            Ok(read) => read,
+            Err(message) => {
+                eprintln!("{message}");
+                status = status.max(EXIT_USAGE);
+                continue;
+            }
+        };
+        let read_time = started.elapsed();
+        let (file, outcome) = match parser::decode_source(&name, bytes) {
+            (file, None) => {
+                let parse_time = if args.timings {
+                    let started = Instant::now();
+                    let _ = parser::parse_module(&file.text);
+                    Some(started.elapsed())
+                } else {
+                    None
+                };
+                let started = Instant::now();
+                let outcome = tpi::check(&file, &options);
+                if args.timings {
+                    eprintln!(
+                        "tpi: {}: read {:.2} ms, parse {:.2} ms, check (parse + analysis) {:.2} ms",
+                        file.name,
+                        read_time.as_secs_f64() * 1e3,
+                        parse_time.unwrap_or_default().as_secs_f64() * 1e3,
+                        started.elapsed().as_secs_f64() * 1e3
+                    );
+                }
+                (file, outcome)
+            }
+            (file, Some(diagnostic)) => {
+                let outcome = Outcome {
+                    module: None,
+                    functions: Vec::new(),
+                    diagnostics: vec![diagnostic],
+                };
+                (file, outcome)
+            }
+        };
+        if outcome.has_errors() {
+            status = status.max(EXIT_PROGRAM_ERROR);
+        }
+        match args.format {
+            Format::Text => {
+                out(&tpi::report::text::file_report(
+                    &file,
+                    &outcome,
+                    args.verbose,
+                ));
+                let function_diagnostics = outcome.functions.iter().flat_map(|f| &f.diagnostics);
+                render_all(
+                    &file,
+                    outcome.diagnostics.iter().chain(function_diagnostics),
+                );
+            }
+            Format::Json => {
+                let document = tpi::report::json::file_document(&file, &outcome);
+                let text = if several {
+                    serde_json::to_string(&document)
+                } else {
+                    serde_json::to_string_pretty(&document)
+                };
+                match text {
+                    Ok(text) => out(&(text + "\n")),
+                    Err(error) => {
+                        eprintln!("tpi: cannot write the JSON of {}: {error}", file.name);
+                        status = status.max(EXIT_PROGRAM_ERROR);
+                    }
+                }
+            }
+        }
+    }
+    status
+}
+
+/// Reads and decodes a file for the dumps; on failure, says why and gives
+/// the exit status.
+fn load(path: &PathBuf) -> Result<SourceFile, u8> {
+    let (name, bytes) = read(path).map_err(|message| {
+        eprintln!("{message}");
+        EXIT_USAGE
+    })?;
+    match parser::decode_source(&name, bytes) {
+        (file, None) => Ok(file),
+        (file, Some(diagnostic)) => {
+            render_all(&file, [&diagnostic]);
+            Err(EXIT_PROGRAM_ERROR)
+        }
+    }
+}
+
+fn dump_tokens(path: &PathBuf) -> u8 {
+    let file = match load(path) {
+        Ok(file) => file,
+        Err(status) => return status,
+    };
+    let (tokens, error) = parser::tokens(&file.text);
+    out(&dump::dump_tokens(&file, &tokens));
+    match error {
+        Some(diagnostic) => {
+            render_all(&file, [&diagnostic]);
+            EXIT_PROGRAM_ERROR
+        }
+        None => EXIT_OK,
+    }
+}
+
+fn dump_ast(path: &PathBuf) -> u8 {
+    let file = match load(path) {
+        Ok(file) => file,
+        Err(status) => return status,
+    };
+    match parser::parse_module(&file.text) {
+        Ok(module) => {
+            out(&dump::dump_module(&file, &module));
+            EXIT_OK
+        }
+        Err(diagnostics) => {
+            render_all(&file, &diagnostics);
+            EXIT_PROGRAM_ERROR
+        }
+    }
+}

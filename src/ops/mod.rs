@@ -1,0 +1,275 @@
+//! The op table: every op of the `.tp` core set with its PyTorch signature
+//! (names, defaults, keyword-only markers), where it can be spelled (method,
+//! `torch.`, `F.`), its alias class from the aten schema, and the name of its
+//! shape rule. The table itself is data (`table.rs`); the rules live in
+//! `analysis/apply.rs`.
+
+pub mod saved;
+pub mod shape;
+pub mod table;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    Tensor,
+    OptTensor,
+    TensorOrNumber,
+    OptTensorOrNumber,
+    Number,
+    OptNumber,
+    Int,
+    OptInt,
+    IntList,
+    OptIntList,
+    Dims,
+    OptDims,
+    Bool,
+    OptFloat,
+    OptDtype,
+    OptMemoryFormat,
+    TensorList,
+    OptStr,
+    Any,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DefaultValue {
+    None,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A word: a string value or a memory format (`contiguous_format`).
+    Word(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: ParamType,
+    pub default: Option<DefaultValue>,
+    pub keyword_only: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpClass {
+    View,
+    MultiView,
+    ViewOrCopy,
+    InplaceData,
+    InplaceMeta,
+    Storage,
+    Autograd,
+    Creation,
+    Functional,
+}
+
+#[derive(Clone, Debug)]
+pub struct OpDef {
+    /// The aten name (the first spelling).
+    pub name: &'static str,
+    pub spellings: Vec<&'static str>,
+    pub method: bool,
+    pub torch_fn: bool,
+    pub functional_fn: bool,
+    /// `torch.ops.inductor.*` only.
+    pub inductor: bool,
+    pub params: Vec<Param>,
+    pub rule: &'static str,
+    pub class: OpClass,
+    /// A derived in-place variant `NAME_` exists.
+    pub has_inplace: bool,
+    /// This entry is the derived in-place variant of a functional op.
+    pub derived_inplace: bool,
+}
+
+impl OpDef {
+    pub fn is_inplace(&self) -> bool {
+        matches!(self.class, OpClass::InplaceData)
+    }
+}
+
+pub struct OpTable {
+    pub ops: Vec<OpDef>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+fn parse_type(t: &str) -> ParamType {
+    match t {
+        "T" => ParamType::Tensor,
+        "T?" => ParamType::OptTensor,
+        "TS" => ParamType::TensorOrNumber,
+        "TS?" => ParamType::OptTensorOrNumber,
+        "N" => ParamType::Number,
+        "N?" => ParamType::OptNumber,
+        "I" => ParamType::Int,
+        "I?" => ParamType::OptInt,
+        "L" => ParamType::IntList,
+        "L?" => ParamType::OptIntList,
+        "DI" => ParamType::Dims,
+        "DI?" => ParamType::OptDims,
+        "B" => ParamType::Bool,
+        "F?" => ParamType::OptFloat,
+        "D?" => ParamType::OptDtype,
+        "M?" => ParamType::OptMemoryFormat,
+        "TL" => ParamType::TensorList,
+        "S?" => ParamType::OptStr,
+        _ => ParamType::Any,
+    }
+}
+
+fn parse_default(text: &str) -> DefaultValue {
+    match text {
+        "None" => DefaultValue::None,
+        "True" => DefaultValue::Bool(true),
+        "False" => DefaultValue::Bool(false),
+        _ => {
+            if let Ok(i) = text.parse::<i64>() {
+                DefaultValue::Int(i)
+            } else if let Ok(f) = text.parse::<f64>() {
+                DefaultValue::Float(f)
+            } else {
+                DefaultValue::Word(text.to_string())
+            }
+        }
+    }
+}
+
+fn parse_params(text: &'static str) -> Vec<Param> {
+    let mut params = Vec::new();
+    let mut keyword_only = false;
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if part == "*" {
+            keyword_only = true;
+            continue;
+        }
+        let mut words = part.split_whitespace();
+        let ty = parse_type(words.next().unwrap_or("A"));
+        let rest = words.next().unwrap_or("");
+        let (name, default) = match rest.split_once('=') {
+            Some((n, d)) => (n, Some(parse_default(d))),
+            None => (rest, None),
+        };
+        params.push(Param {
+            name,
+            ty,
+            default,
+            keyword_only,
+        });
+    }
+    params
+}
+
+fn class_of(text: &str) -> (OpClass, bool) {
+    match text {
+        "view" => (OpClass::View, false),
+        "multi" => (OpClass::MultiView, false),
+        "view_or_copy" => (OpClass::ViewOrCopy, false),
+        "inplace" => (OpClass::InplaceData, false),
+        "meta" => (OpClass::InplaceMeta, false),
+        "storage" => (OpClass::Storage, false),
+        "autograd" => (OpClass::Autograd, false),
+        "creation" => (OpClass::Creation, false),
+        "functional_" => (OpClass::Functional, true),
+        _ => (OpClass::Functional, false),
+    }
+}
+
+impl OpTable {
+    fn build() -> OpTable {
+        let mut ops = Vec::new();
+        for line in table::TABLE.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let fields: Vec<&'static str> = line.split(';').map(str::trim).collect();
+            if fields.len() != 5 {
+                continue;
+            }
+            let spellings: Vec<&'static str> = fields[0].split_whitespace().collect();
+            let (class, has_inplace) = class_of(fields[4]);
+            let def = OpDef {
+                name: spellings[0],
+                spellings: spellings.clone(),
+                method: fields[1].contains('m'),
+                torch_fn: fields[1].contains('t'),
+                functional_fn: fields[1].contains('F'),
+                inductor: fields[1].contains('i'),
+                params: parse_params(fields[2]),
+                rule: fields[3],
+                class,
+                has_inplace,
+                derived_inplace: false,
+            };
+            if has_inplace {
+                let names: Vec<&'static str> = spellings
+                    .iter()
+                    .filter(|s| !s.starts_with("__"))
+                    .map(|s| &*Box::leak(format!("{s}_").into_boxed_str()))
+                    .collect();
+                if !names.is_empty() {
+                    ops.push(OpDef {
+                        name: names[0],
+                        spellings: names,
+                        method: true,
+                        torch_fn: false,
+                        functional_fn: false,
+                        inductor: false,
+                        class: OpClass::InplaceData,
+                        has_inplace: false,
+                        derived_inplace: true,
+                        ..def.clone()
+                    });
+                }
+            }
+            ops.push(def);
+        }
+        let mut by_name = HashMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            for s in &op.spellings {
+                by_name.entry(*s).or_insert(i);
+            }
+        }
+        OpTable { ops, by_name }
+    }
+
+    pub fn get() -> &'static OpTable {
+        static TABLE: OnceLock<OpTable> = OnceLock::new();
+        TABLE.get_or_init(OpTable::build)
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<&OpDef> {
+        self.by_name.get(name).map(|&i| &self.ops[i])
+    }
+
+    /// All spellings usable in a namespace (for "did you mean").
+    pub fn names<'a>(&'a self, pred: impl Fn(&OpDef) -> bool + 'a) -> impl Iterator<Item = &'static str> + 'a {
+        self.ops.iter().filter(move |o| pred(o)).flat_map(|o| o.spellings.iter().copied())
+    }
+}
+
+/// The closest of `candidates` to `name` (edit distance), for "did you mean".
+pub fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = edit_distance(name, c);
+        let limit = (name.len().max(c.len()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,561 @@
+//! Shape and stride rules shared by the op families, written after PyTorch's
+//! meta functions (c10 `computeStride`, `infer_size`, TensorIterator's output
+//! layout, `compute_contiguous`, `suggest_memory_format`). Every size
+//! computation is checked (overflow is an error) and every comparison goes
+//! through `Sizes`, which knows the symbols and records the guards PyTorch
+//! would install when a fact about symbolic sizes is decided by their hints.
+
+use crate::analysis::domain::{DType, MemoryFormat};
+use crate::sym::{Rel, ShapeEnv, SymError, SymInt, Truth};
+
+/// An error of an op's rule: an OUTPUT.md code and PyTorch's wording.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpError {
+    pub code: &'static str,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl OpError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> OpError {
+        OpError {
+            code,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> OpError {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+pub type OpResult<T> = Result<T, OpError>;
+
+impl From<SymError> for OpError {
+    fn from(e: SymError) -> OpError {
+        match e {
+            SymError::Overflow => OpError::new("size-overflow", "a size computation overflows 64-bit integers")
+                .help("tensor sizes this large cannot exist; check the shapes"),
+            SymError::DivisionByZero => OpError::new("other", "integer division by zero in a size computation"),
+        }
+    }
+}
+
+/// The symbols of one function and the guards decided so far.
+#[derive(Clone, Debug, Default)]
+pub struct Sizes {
+    pub env: ShapeEnv,
+    /// Facts decided by the symbols' hints, as PyTorch's guards would be.
+    pub assumptions: Vec<String>,
+}
+
+impl Sizes {
+    /// Decides `a rel b` as PyTorch's guards would, recording facts that only
+    /// the symbols' hints decided.
+    fn decide(&mut self, a: &SymInt, rel: Rel, b: &SymInt) -> bool {
+        if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+            return rel.holds(x, y);
+        }
+        let t = self.env.guard(a, rel, b);
+        if let Truth::Assumed(v) = t {
+            let r = if v { rel } else { rel.negate() };
+            let text = format!("{} {} {}", self.env.display(a), r.as_str(), self.env.display(b));
+            if !self.assumptions.contains(&text) {
+                self.assumptions.push(text);
+            }
+        }
+        t.value()
+    }
+
+    pub fn eq(&mut self, a: &SymInt, b: &SymInt) -> bool {
+        self.decide(a, Rel::Eq, b)
+    }
+
+    pub fn eq_int(&mut self, a: &SymInt, b: i64) -> bool {
+        match a.as_int() {
+            Some(x) => x == b,
+            None => self.decide(a, Rel::Eq, &SymInt::int(b)),
+        }
+    }
+
+    pub fn lt(&mut self, a: &SymInt, b: &SymInt) -> bool {
+        self.decide(a, Rel::Lt, b)
+    }
+
+    pub fn le(&mut self, a: &SymInt, b: &SymInt) -> bool {
+        self.decide(a, Rel::Le, b)
+    }
+
+    pub fn lt_int(&mut self, a: &SymInt, b: i64) -> bool {
+        self.lt(a, &SymInt::int(b))
+    }
+
+    pub fn add(&self, a: &SymInt, b: &SymInt) -> OpResult<SymInt> {
+        Ok(a.add(b)?)
+    }
+
+    pub fn sub(&self, a: &SymInt, b: &SymInt) -> OpResult<SymInt> {
+        Ok(a.sub(b)?)
+    }
+
+    pub fn mul(&self, a: &SymInt, b: &SymInt) -> OpResult<SymInt> {
+        Ok(a.mul(b)?)
+    }
+
+    pub fn floordiv(&self, a: &SymInt, b: &SymInt) -> OpResult<SymInt> {
+        Ok(a.floordiv(b)?)
+    }
+
+    pub fn prod(&self, items: &[SymInt]) -> OpResult<SymInt> {
+        let mut acc = SymInt::int(1);
+        for i in items {
+            acc = acc.mul(i)?;
+        }
+        Ok(acc)
+    }
+
+    pub fn max1(&mut self, s: &SymInt) -> SymInt {
+        if self.lt_int(s, 1) {
+            SymInt::int(1)
+        } else {
+            s.clone()
+        }
+    }
+
+    /// An int the rule cannot do without (a dim index, a split count, …).
+    pub fn concrete(&mut self, s: &SymInt, what: &str) -> OpResult<i64> {
+        if let Some(v) = s.as_int() {
+            return Ok(v);
+        }
+        match self.env.hint(s) {
+            Some(v) => {
+                // PyTorch specialises the size to its hint.
+                self.decide(s, Rel::Eq, &SymInt::int(v));
+                Ok(v)
+            }
+            None => Err(OpError::new("other", format!("{what} needs a concrete value, got the symbolic `{s}`"))),
+        }
+    }
+}
+
+/// Formats a shape like PyTorch: `[3, 4]`.
+pub fn show(sizes: &[SymInt]) -> String {
+    let parts: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// `maybe_wrap_dim`: a dim in `[-ndim, ndim)` (a 0-d tensor accepts -1 and 0).
+pub fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
+    let n = ndim.max(1) as i64;
+    if dim < -n || dim >= n {
+        return Err(OpError::new(
+            "dim-out-of-range",
+            format!("Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1, dim),
+        ));
+    }
+    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+}
+
+/// Contiguous strides (size-0 dims count as 1, as c10 does).
+pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    let mut strides = vec![SymInt::int(1); sizes.len()];
+    let mut acc = SymInt::int(1);
+    for d in (0..sizes.len()).rev() {
+        strides[d] = acc.clone();
+        let m = s.max1(&sizes[d]);
+        acc = s.mul(&acc, &m)?;
+    }
+    Ok(strides)
+}
+
+/// Strides of a dense layout in the given memory format.
+pub fn format_strides(sizes: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    let order: &[usize] = match (format, sizes.len()) {
+        (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
+        (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
+        (MemoryFormat::ChannelsLast, n) => {
+            return Err(OpError::new("other", format!("required rank 4 tensor to use channels_last format, got rank {n}")))
+        }
+        (MemoryFormat::ChannelsLast3d, n) => {
+            return Err(OpError::new("other", format!("required rank 5 tensor to use channels_last_3d format, got rank {n}")))
+        }
+        _ => return contiguous_strides(sizes, s),
+    };
+    let mut strides = vec![SymInt::int(1); sizes.len()];
+    let mut acc = SymInt::int(1);
+    for &d in order {
+        strides[d] = acc.clone();
+        let m = s.max1(&sizes[d]);
+        acc = s.mul(&acc, &m)?;
+    }
+    Ok(strides)
+}
+
+/// Strides laid out densely following `perm` (perm[0] is the innermost dim).
+pub fn strides_from_perm(sizes: &[SymInt], perm: &[usize], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    let mut strides = vec![SymInt::int(1); sizes.len()];
+    let mut acc = SymInt::int(1);
+    for &d in perm {
+        strides[d] = acc.clone();
+        let m = s.max1(&sizes[d]);
+        acc = s.mul(&acc, &m)?;
+    }
+    Ok(strides)
+}
+
+/// c10's `compute_contiguous` (size-1 dims may have any stride).
+pub fn is_contiguous(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> bool {
+    if sizes.iter().any(|d| d.as_int() == Some(0)) {
+        return true;
+    }
+    let mut expected = SymInt::int(1);
+    for d in (0..sizes.len()).rev() {
+        if s.eq_int(&sizes[d], 1) {
+            continue;
+        }
+        if !s.eq(&strides[d], &expected) {
+            return false;
+        }
+        expected = match expected.mul(&sizes[d]) {
+            Ok(v) => v,
+            Err(_) => return false,
+        };
+    }
+    true
+}
+
+/// c10's `is_channels_last_contiguous` / `_3d` for the given format.
+pub fn is_contiguous_as(sizes: &[SymInt], strides: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> bool {
+    let order: &[usize] = match (format, sizes.len()) {
+        (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
+        (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
+        (MemoryFormat::ChannelsLast, _) | (MemoryFormat::ChannelsLast3d, _) => return false,
+        _ => return is_contiguous(sizes, strides, s),
+    };
+    if sizes.iter().any(|d| d.as_int() == Some(0)) {
+        return true;
+    }
+    let mut expected = SymInt::int(1);
+    for &d in order {
+        if s.eq_int(&sizes[d], 1) {
+            continue;
+        }
+        if !s.eq(&strides[d], &expected) {
+            return false;
+        }
+        expected = match expected.mul(&sizes[d]) {
+            Ok(v) => v,
+            Err(_) => return false,
+        };
+    }
+    true
+}
+
+/// c10's `compute_non_overlapping_and_dense`.
+pub fn is_non_overlapping_and_dense(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> bool {
+    let n = sizes.len();
+    if n == 0 {
+        return true;
+    }
+    if n == 1 {
+        return s.lt_int(&sizes[0], 2) || s.eq_int(&strides[0], 1);
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    // Insertion sort with PyTorch's comparator (size < 2 dims go last).
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 {
+            let (a, b) = (perm[j], perm[j - 1]);
+            let a_small = s.lt_int(&sizes[a], 2);
+            let b_small = s.lt_int(&sizes[b], 2);
+            let less = if a_small {
+                false
+            } else if b_small {
+                true
+            } else {
+                s.lt(&strides[a], &strides[b])
+            };
+            if less {
+                perm.swap(j, j - 1);
+                j -= 1;
+            } else {
+                break;
+            }
+        }
+    }
+    let mut require = SymInt::int(1);
+    for &d in &perm {
+        if s.lt_int(&sizes[d], 2) {
+            return true;
+        }
+        if !s.eq(&strides[d], &require) {
+            return false;
+        }
+        require = match require.mul(&sizes[d]) {
+            Ok(v) => v,
+            Err(_) => return false,
+        };
+    }
+    true
+}
+
+/// `torch._prims_common.suggest_memory_format`.
+pub fn suggest_memory_format(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> MemoryFormat {
+    let order: &[usize] = match sizes.len() {
+        4 => &[1, 3, 2, 0],
+        5 => &[1, 4, 3, 2, 0],
+        _ => return MemoryFormat::Contiguous,
+    };
+    if s.eq_int(&strides[1], 0) {
+        return MemoryFormat::Contiguous;
+    }
+    let mut min = SymInt::int(0);
+    for &d in order {
+        if s.eq_int(&sizes[d], 0) {
+            return MemoryFormat::Contiguous;
+        }
+        if s.lt(&strides[d], &min) {
+            return MemoryFormat::Contiguous;
+        }
+        if d == 0 && s.eq(&min, &strides[1]) {
+            return MemoryFormat::Contiguous;
+        }
+        min = strides[d].clone();
+        if s.lt(&SymInt::int(1), &strides[d]) {
+            min = match min.mul(&sizes[d]) {
+                Ok(v) => v,
+                Err(_) => return MemoryFormat::Contiguous,
+            };
+        }
+    }
+    if sizes.len() == 4 {
+        MemoryFormat::ChannelsLast
+    } else {
+        MemoryFormat::ChannelsLast3d
+    }
+}
+
+/// c10's `computeStride`: the strides of a view of (`old_sizes`, `old_strides`)
+/// with `new_sizes`, or None when no view can express it.
+pub fn compute_stride(
+    old_sizes: &[SymInt],
+    old_strides: &[SymInt],
+    new_sizes: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Option<Vec<SymInt>>> {
+    if old_sizes.is_empty() {
+        return Ok(Some(vec![SymInt::int(1); new_sizes.len()]));
+    }
+    let numel = s.prod(old_sizes)?;
+    if s.eq_int(&numel, 0) && old_sizes == new_sizes {
+        return Ok(Some(old_strides.to_vec()));
+    }
+    let mut new_strides = vec![SymInt::int(0); new_sizes.len()];
+    if s.eq_int(&numel, 0) {
+        for d in (0..new_sizes.len()).rev() {
+            if d + 1 == new_sizes.len() {
+                new_strides[d] = SymInt::int(1);
+            } else {
+                let m = s.max1(&new_sizes[d + 1]);
+                new_strides[d] = s.mul(&m, &new_strides[d + 1])?;
+            }
+        }
+        return Ok(Some(new_strides));
+    }
+    let mut view_d = new_sizes.len() as i64 - 1;
+    let mut chunk_base_stride = old_strides[old_strides.len() - 1].clone();
+    let mut tensor_numel = SymInt::int(1);
+    let mut view_numel = SymInt::int(1);
+    for tensor_d in (0..old_sizes.len()).rev() {
+        tensor_numel = s.mul(&tensor_numel, &old_sizes[tensor_d])?;
+        let end_of_chunk = tensor_d == 0 || {
+            let prev_size = &old_sizes[tensor_d - 1];
+            let expect = s.mul(&tensor_numel, &chunk_base_stride)?;
+            !s.eq_int(prev_size, 1) && !s.eq(&old_strides[tensor_d - 1], &expect)
+        };
+        if end_of_chunk {
+            while view_d >= 0 {
+                let vd = view_d as usize;
+                let go = s.lt(&view_numel, &tensor_numel) || s.eq_int(&new_sizes[vd], 1);
+                if !go {
+                    break;
+                }
+                new_strides[vd] = s.mul(&view_numel, &chunk_base_stride)?;
+                view_numel = s.mul(&view_numel, &new_sizes[vd])?;
+                view_d -= 1;
+            }
+            if !s.eq(&view_numel, &tensor_numel) {
+                return Ok(None);
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = old_strides[tensor_d - 1].clone();
+                tensor_numel = SymInt::int(1);
+                view_numel = SymInt::int(1);
+            }
+        }
+    }
+    if view_d != -1 {
+        return Ok(None);
+    }
+    Ok(Some(new_strides))
+}
+
+/// `infer_size`: resolves one `-1` against `numel` and checks the product.
+pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    let mut infer: Option<usize> = None;
+    let mut known = SymInt::int(1);
+    for (i, d) in shape.iter().enumerate() {
+        if d.as_int() == Some(-1) {
+            if infer.is_some() {
+                return Err(OpError::new("invalid-shape", "only one dimension can be inferred"));
+            }
+            infer = Some(i);
+        } else if let Some(v) = d.as_int().filter(|v| *v < 0) {
+            return Err(OpError::new("invalid-shape", format!("invalid shape dimension {v}")));
+        } else {
+            known = s.mul(&known, d)?;
+        }
+    }
+    let bad = || {
+        OpError::new("invalid-shape", format!("shape '{}' is invalid for input of size {}", show(shape), numel))
+    };
+    let mut out = shape.to_vec();
+    match infer {
+        Some(i) => {
+            if s.eq_int(&known, 0) {
+                return Err(OpError::new(
+                    "invalid-shape",
+                    format!("cannot reshape tensor of {} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous", numel, show(shape)),
+                ));
+            }
+            let q = s.floordiv(numel, &known)?;
+            let back = s.mul(&q, &known)?;
+            if !s.eq(&back, numel) {
+                return Err(bad());
+            }
+            out[i] = q;
+        }
+        None => {
+            if !s.eq(&known, numel) {
+                return Err(bad());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Broadcasts two shapes (`infer_size` of ATen); the error names PyTorch's
+/// tensors a and b.
+pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    let n = a.len().max(b.len());
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let da = (i + a.len()).checked_sub(n).map(|j| &a[j]);
+        let db = (i + b.len()).checked_sub(n).map(|j| &b[j]);
+        let v = match (da, db) {
+            (Some(x), None) => x.clone(),
+            (None, Some(y)) => y.clone(),
+            (Some(x), Some(y)) => {
+                if s.eq_int(x, 1) {
+                    y.clone()
+                } else if s.eq_int(y, 1) || s.eq(x, y) {
+                    x.clone()
+                } else {
+                    return Err(OpError::new(
+                        "broadcast",
+                        format!(
+                            "The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i}"
+                        ),
+                    ));
+                }
+            }
+            (None, None) => SymInt::int(1),
+        };
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// One operand of TensorIterator: its shape, strides and dtype.
+pub struct IterOperand<'a> {
+    pub sizes: &'a [SymInt],
+    pub strides: &'a [SymInt],
+    pub dtype: DType,
+}
+
+/// TensorIterator's output strides for a fresh output of `shape` computed from
+/// `inputs` (`reorder_dimensions` then dense strides in that order).
+pub fn iterator_output_strides(shape: &[SymInt], inputs: &[IterOperand], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    let ndim = shape.len();
+    if ndim <= 1 {
+        return contiguous_strides(shape, s);
+    }
+    // Byte strides of each input broadcast to `shape` (0 for broadcast dims).
+    let mut byte_strides: Vec<Vec<SymInt>> = Vec::new();
+    for op in inputs {
+        if op.sizes.len() > ndim {
+            continue;
+        }
+        let offset = ndim - op.sizes.len();
+        let mut bs = vec![SymInt::int(0); ndim];
+        for (i, (size, stride)) in op.sizes.iter().zip(op.strides).enumerate() {
+            let broadcast = s.eq_int(size, 1) && !s.eq_int(&shape[offset + i], 1);
+            bs[offset + i] = if broadcast {
+                SymInt::int(0)
+            } else {
+                s.mul(stride, &SymInt::int(op.dtype.itemsize()))?
+            };
+        }
+        byte_strides.push(bs);
+    }
+    let mut perm: Vec<usize> = (0..ndim).rev().collect();
+    let mut should_swap = |d0: usize, d1: usize, s: &mut Sizes| -> i32 {
+        for bs in &byte_strides {
+            let (s0, s1) = (&bs[d0], &bs[d1]);
+            if s.eq_int(s0, 0) || s.eq_int(s1, 0) {
+                continue;
+            }
+            if s.lt(s0, s1) {
+                return -1;
+            }
+            if s.lt(s1, s0) {
+                return 1;
+            }
+            if s.lt(&shape[d1], &shape[d0]) {
+                return 1;
+            }
+        }
+        0
+    };
+    for i in 1..ndim {
+        let mut dim1 = i;
+        for dim0 in (0..i).rev() {
+            let c = should_swap(perm[dim0], perm[dim1], s);
+            if c > 0 {
+                perm.swap(dim0, dim1);
+                dim1 = dim0;
+            } else if c < 0 {
+                break;
+            }
+        }
+    }
+    strides_from_perm(shape, &perm, s)
+}
+
+/// `empty_like` / `clone` strides for a memory format (`preserve_format` keeps
+/// dense non-overlapping strides, else suggests a format).
+pub fn like_strides(sizes: &[SymInt], strides: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+    match format {
+        MemoryFormat::Preserve => {
+            if is_non_overlapping_and_dense(sizes, strides, s) {
+                Ok(strides.to_vec())
+            } else {
+                let f = suggest_memory_format(sizes, strides, s);
+                format_strides(sizes, f, s)
+            }
+        }
+        f => format_strides(sizes, f, s),
+    }
+}

@@ -1,0 +1,9 @@
+//! Everything users see: the diagnostic type, its rendering, the human report
+//! and the canonical JSON.
+
+pub mod diagnostic;
+pub mod json;
+pub mod render;
+pub mod text;
+
+pub use diagnostic::{Diagnostic, Label, Severity};

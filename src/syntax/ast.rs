@@ -1,0 +1,271 @@
+//! The abstract syntax tree of a `.tp` file (LANGUAGE.md). Every node carries the
+//! `Span` of the source it came from. The tree is plain data: it knows nothing of
+//! tensors; the analysis gives it meaning.
+
+use super::source::Span;
+
+/// A whole file: imports and function definitions, in source order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// `import torch`, `import torch.nn.functional as F`, `from torch import nn`:
+    /// accepted and ignored (the prelude is always in scope).
+    Import(Import),
+    Def(FunctionDef),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    /// The dotted module path (`torch.nn.functional`).
+    pub module: String,
+    /// `from M import a as b, c`: the imported names with their optional alias;
+    /// empty for `import M [as N]`.
+    pub names: Vec<(Ident, Option<Ident>)>,
+    /// `import M as N`: the alias.
+    pub alias: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionDef {
+    pub name: Ident,
+    pub params: Vec<Param>,
+    /// `-> T` (ignored by the analysis).
+    pub returns: Option<Expr>,
+    pub body: Vec<Stmt>,
+    /// From `def` to the end of the header's `:`.
+    pub header_span: Span,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub annotation: Option<Expr>,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `a = b = value`: one or more targets (names, tuples/lists of targets,
+    /// `*rest`, subscripts, attributes).
+    Assign { targets: Vec<Expr>, value: Expr },
+    /// `target op= value`.
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
+    /// `target: annotation [= value]` (the REPL declares inputs this way).
+    AnnAssign {
+        target: Expr,
+        annotation: Expr,
+        value: Option<Expr>,
+    },
+    Expr(Expr),
+    Return(Option<Expr>),
+    With {
+        items: Vec<WithItem>,
+        body: Vec<Stmt>,
+    },
+    /// `elif` is a nested `If` alone in `orelse`.
+    If {
+        cond: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+    },
+    Pass,
+    Assert {
+        cond: Expr,
+        msg: Option<Expr>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WithItem {
+    pub context: Expr,
+    pub target: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    None,
+    Ellipsis,
+    Tuple(Vec<Expr>),
+    List(Vec<Expr>),
+    /// `*e` (in assignment targets, and in call arguments / displays).
+    Starred(Box<Expr>),
+    Attribute {
+        value: Box<Expr>,
+        attr: Ident,
+    },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        keywords: Vec<Keyword>,
+    },
+    /// `value[index]`; several comma-separated indices make a `Tuple` index.
+    Subscript {
+        value: Box<Expr>,
+        index: Box<Expr>,
+    },
+    /// `lower:upper:step` (only inside a subscript).
+    Slice {
+        lower: Option<Box<Expr>>,
+        upper: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
+    BinOp {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    UnaryOp {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    /// `a and b and c` / `a or b`.
+    BoolOp {
+        op: BoolOp,
+        values: Vec<Expr>,
+    },
+    /// `a < b <= c`: chained comparisons.
+    Compare {
+        left: Box<Expr>,
+        ops: Vec<(CmpOp, Expr)>,
+    },
+    /// `body if cond else orelse`.
+    IfExp {
+        cond: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
+    /// `[elt for target in iter if cond]`.
+    ListComp {
+        elt: Box<Expr>,
+        target: Box<Expr>,
+        iter: Box<Expr>,
+        cond: Option<Box<Expr>>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Keyword {
+    pub name: Ident,
+    pub value: Expr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    MatMul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LShift,
+    RShift,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::MatMul => "@",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::LShift => "<<",
+            BinOp::RShift => ">>",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Pos,
+    Invert,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoolOp {
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    Is,
+    IsNot,
+    In,
+    NotIn,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Gt => ">",
+            CmpOp::Le => "<=",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Is => "is",
+            CmpOp::IsNot => "is not",
+            CmpOp::In => "in",
+            CmpOp::NotIn => "not in",
+        }
+    }
+}

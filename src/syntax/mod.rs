@@ -1,0 +1,9 @@
+//! The front end: source text -> tokens -> spanned AST. No stage here prints.
+
+pub mod ast;
+pub mod dump;
+pub mod lexer;
+pub mod parser;
+pub mod source;
+
+pub use source::{SourceFile, Span};

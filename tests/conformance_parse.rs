@@ -1,0 +1,36 @@
+//! Every program of the conformance corpus (`tests/conformance/*.tp`, a
+//! copy of `../shared/conformance/`) parses without a diagnostic. The
+//! comparison of `tpi check --format json` with the `.json` answers comes
+//! with the analysis.
+
+mod common;
+
+use std::path::Path;
+use tpi::syntax::parser;
+
+#[test]
+fn every_conformance_program_parses() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let files = common::tp_files(&dir);
+    assert!(
+        files.len() >= 10,
+        "the corpus is missing: {}",
+        dir.display()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if let Err(diagnostics) = parser::parse_module(&text) {
+            let file = tpi::SourceFile::new(common::file_name(path), text);
+            for diagnostic in &diagnostics {
+                failures.push(tpi::report::render::render(diagnostic, &file, false));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "conformance programs that do not parse:\n{}",
+        failures.join("\n")
+    );
+}

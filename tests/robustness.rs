@@ -1,0 +1,352 @@
+//! The front end never panics and never overflows the stack, whatever the
+//! input: random bytes, every truncation of the conformance programs,
+//! thousands of nested brackets, very long operator chains, invalid UTF-8.
+//! Each input must give `Ok` or diagnostics, and every diagnostic must
+//! render. These tests run on the default 2 MiB test-thread stack on
+//! purpose: the parser must not rely on the CLI's big stack.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tpi::report::render::render;
+use tpi::syntax::{dump, parser};
+use tpi::SourceFile;
+
+/// A deterministic xorshift generator (no dependency needed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Runs every front-end entry point on `bytes` and renders what comes out.
+/// Returns whether `parse_module` succeeded.
+fn exercise(bytes: Vec<u8>) -> bool {
+    let (file, encoding_error) = parser::decode_source("input.tp", bytes);
+    if let Some(diagnostic) = encoding_error {
+        let _ = render(&diagnostic, &file, false);
+        return false;
+    }
+    let (tokens, lex_error) = parser::tokens(&file.text);
+    let _ = dump::dump_tokens(&file, &tokens);
+    if let Some(diagnostic) = lex_error {
+        let _ = render(&diagnostic, &file, true);
+    }
+    let _ = parser::needs_more_input(&file.text);
+    if let Err(diagnostics) = parser::parse_interactive(&file.text) {
+        for diagnostic in &diagnostics {
+            let _ = render(diagnostic, &file, false);
+        }
+    }
+    match parser::parse_module(&file.text) {
+        Ok(module) => {
+            let _ = dump::dump_module(&file, &module);
+            true
+        }
+        Err(diagnostics) => {
+            assert!(!diagnostics.is_empty());
+            for diagnostic in &diagnostics {
+                let _ = render(diagnostic, &file, false);
+                let _ = tpi::report::render::one_line(diagnostic, &file);
+            }
+            false
+        }
+    }
+}
+
+/// Fails when one input takes unreasonably long (a quadratic blow-up or
+/// worse); generous, since tests run unoptimised on a shared machine.
+fn timed(what: &str, f: impl FnOnce() -> bool) -> bool {
+    let started = Instant::now();
+    let result = f();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(5), "{what} took {elapsed:?}");
+    result
+}
+
+fn conformance_texts() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    common::tp_files(&dir)
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn random_bytes() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    // Bytes that make interesting token soup, plus any byte at all.
+    let alphabet = b"abxyz_019 \n\n\t\r()[]{}:,.;=+-*/%@&|^~<>!'\"#\\\x0c";
+    for _ in 0..3_000 {
+        let len = rng.below(300);
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                if rng.below(10) == 0 {
+                    rng.next() as u8
+                } else {
+                    alphabet[rng.below(alphabet.len())]
+                }
+            })
+            .collect();
+        exercise(bytes);
+    }
+}
+
+#[test]
+fn random_keyword_soup() {
+    let mut rng = Rng(0xDEAD_BEEF_CAFE_F00D);
+    let words = [
+        "def ",
+        "return ",
+        "if ",
+        "elif ",
+        "else",
+        "for ",
+        "in ",
+        "with ",
+        "as ",
+        "pass",
+        "assert ",
+        "import ",
+        "from ",
+        "and ",
+        "or ",
+        "not ",
+        "is ",
+        "True",
+        "None",
+        "lambda",
+        "while",
+        "x",
+        "f",
+        "(",
+        ")",
+        "[",
+        "]",
+        ":",
+        ",",
+        "=",
+        "+",
+        "**",
+        "*",
+        "\n",
+        "\n    ",
+        "\n        ",
+        "1",
+        "2.5",
+        "'s'",
+        ".",
+        "...",
+        "->",
+        ";",
+        "-",
+        "+=",
+        "@",
+    ];
+    for _ in 0..3_000 {
+        let len = rng.below(60);
+        let text: String = (0..len).map(|_| words[rng.below(words.len())]).collect();
+        exercise(text.into_bytes());
+    }
+}
+
+#[test]
+fn every_truncation_and_mutation_of_the_conformance_programs() {
+    let mut rng = Rng(42);
+    for text in conformance_texts() {
+        assert!(exercise(text.clone().into_bytes()));
+        let cuts: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        // Every cut in small files; a dense sample in larger ones.
+        let step = (cuts.len() / 1_500).max(1);
+        for &cut in cuts.iter().step_by(step) {
+            exercise(text.as_bytes()[..cut].to_vec());
+        }
+        for _ in 0..200 {
+            let mut bytes = text.clone().into_bytes();
+            for _ in 0..=rng.below(3) {
+                let at = rng.below(bytes.len());
+                match rng.below(3) {
+                    0 => {
+                        bytes.remove(at);
+                    }
+                    1 => bytes.insert(at, b"()[]:,\n =\t\"'"[rng.below(12)]),
+                    _ => bytes[at] = rng.next() as u8,
+                }
+            }
+            exercise(bytes);
+        }
+    }
+}
+
+#[test]
+fn deeply_nested_brackets() {
+    for (open, close) in [("(", ")"), ("[", "]"), ("{", "}")] {
+        let text = format!(
+            "def f(x: Tensor(4)):\n    return {}x{}\n",
+            open.repeat(5_000),
+            close.repeat(5_000)
+        );
+        assert!(!timed("5,000 nested brackets", || exercise(
+            text.into_bytes()
+        )));
+    }
+    let unclosed = format!("def f(x):\n    return {}\n", "(".repeat(5_000));
+    assert!(!timed("5,000 unclosed brackets", || exercise(
+        unclosed.into_bytes()
+    )));
+    let calls = format!(
+        "def f(x):\n    return {}x{}\n",
+        "g(".repeat(5_000),
+        ")".repeat(5_000)
+    );
+    assert!(!timed("5,000 nested calls", || exercise(
+        calls.into_bytes()
+    )));
+}
+
+#[test]
+fn long_operator_chains() {
+    let cases = [
+        (
+            "sum",
+            format!("def f(a):\n    return a{}\n", " + a".repeat(50_000)),
+        ),
+        (
+            "power",
+            format!("def f(a):\n    return a{}\n", " ** a".repeat(50_000)),
+        ),
+        (
+            "unary",
+            format!("def f(a):\n    return {}a\n", "-".repeat(50_000)),
+        ),
+        (
+            "not",
+            format!("def f(a):\n    return {}a\n", "not ".repeat(50_000)),
+        ),
+        (
+            "attribute",
+            format!("def f(a):\n    return a{}\n", ".b".repeat(50_000)),
+        ),
+        (
+            "call",
+            format!("def f(a):\n    return a{}\n", "()".repeat(50_000)),
+        ),
+        (
+            "subscript",
+            format!("def f(a):\n    return a{}\n", "[0]".repeat(50_000)),
+        ),
+        (
+            "compare",
+            format!("def f(a):\n    return a{}\n", " < a".repeat(50_000)),
+        ),
+        (
+            "and",
+            format!("def f(a):\n    return a{}\n", " and a".repeat(50_000)),
+        ),
+        (
+            "conditional",
+            format!("def f(a):\n    return {}a\n", "a if a else ".repeat(50_000)),
+        ),
+        (
+            "joined lines",
+            format!("def f(a):\n    return (a{})\n", "\n + a".repeat(50_000)),
+        ),
+        (
+            "chain then error",
+            format!("def f(a):\n    return a{} +\n", " + a".repeat(1_900)),
+        ),
+        (
+            "tuple",
+            format!("def f(a):\n    return a{}\n", ", a".repeat(50_000)),
+        ),
+    ];
+    for (name, text) in cases {
+        timed(name, || exercise(text.into_bytes()));
+    }
+    // Just under the per-statement limit: parses or is rejected for depth,
+    // and either way nothing overflows.
+    let deep = format!("def f(a):\n    return a{}\n", " + a".repeat(1_999));
+    assert!(!timed("1,999 terms", || exercise(deep.into_bytes())));
+    let wide = format!("def f(a):\n    return a{}\n", " + a".repeat(250));
+    assert!(timed("250 terms", || exercise(wide.into_bytes())));
+}
+
+#[test]
+fn many_statements_and_blocks() {
+    let elifs: String = (0..10_000)
+        .map(|i| format!("    elif x == {i}:\n        pass\n"))
+        .collect();
+    let text = format!("def f(x: int = 0):\n    if x:\n        pass\n{elifs}");
+    assert!(!timed("10,000 elifs", || exercise(text.into_bytes())));
+    let blocks: String = (1..5_000)
+        .map(|i| format!("{}if x:\n", " ".repeat(i)))
+        .collect();
+    let text = format!("def f(x):\n{blocks}{}pass\n", " ".repeat(5_000));
+    assert!(!timed("5,000 nested blocks", || exercise(
+        text.into_bytes()
+    )));
+    let statements: String = (0..50_000)
+        .map(|i| format!("    x{i} = x + {i}\n"))
+        .collect();
+    let text = format!("def f(x):\n{statements}");
+    assert!(timed("50,000 statements", || exercise(text.into_bytes())));
+    let defs: String = (0..2_000)
+        .map(|i| format!("def f{i}(x):\n    return x +\n"))
+        .collect();
+    assert!(!timed("2,000 broken functions", || exercise(
+        defs.into_bytes()
+    )));
+}
+
+#[test]
+fn invalid_utf8_is_a_diagnostic_at_the_first_bad_byte() {
+    for bytes in [
+        b"def f(x):\n    return x\xff\n".to_vec(),
+        b"\xc3".to_vec(),
+        b"def f(x):\n    # \xe2\x82\n    return x\n".to_vec(),
+        vec![0xFE; 100],
+    ] {
+        let expected_at = std::str::from_utf8(&bytes)
+            .err()
+            .map(|e| e.valid_up_to())
+            .unwrap_or(usize::MAX);
+        let (file, diagnostic) = parser::decode_source("bad.tp", bytes);
+        let diagnostic = diagnostic.unwrap_or_else(|| panic!("no diagnostic"));
+        assert_eq!(diagnostic.primary.span.start as usize, expected_at);
+        assert_eq!(diagnostic.code, "encoding");
+        let _ = render(&diagnostic, &file, false);
+    }
+}
+
+#[test]
+fn odd_but_valid_inputs() {
+    for text in [
+        "",
+        "\n\n\n",
+        "# only a comment",
+        "\u{FEFF}",
+        "\u{FEFF}def f():\n    pass",
+        "def f():\r\n    pass\r\n",
+        "def f():\r    pass\r",
+        "def f(): pass",
+        "import torch",
+        "def f():\n    return\\\n        1\n",
+    ] {
+        assert!(exercise(text.as_bytes().to_vec()), "{text:?} should parse");
+    }
+    let file = SourceFile::new("empty.tp", "");
+    let diagnostic = tpi::Diagnostic::error("syntax", "at the end", tpi::Span::new(0, 0));
+    assert!(render(&diagnostic, &file, false).contains("at the end"));
+}
