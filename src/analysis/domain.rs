@@ -231,8 +231,12 @@ pub struct Tensor {
     pub strides: Vec<SymInt>,
     pub offset: SymInt,
     pub dtype: DType,
-    /// Functional storage (functionalization's `StorageWeakRef`).
+    /// Functional storage: whose mutation counters this tensor's writes bump.
     pub storage: StorageId,
+    /// The storage identity the output classification sees
+    /// (`StorageWeakRef(t.untyped_storage())`): the functional storage, except
+    /// that `set_()` does not move it and views made after `set_()` get a new one.
+    pub alias_key: StorageId,
     /// autograd's version counter, shared by a base, its views and `detach()`es.
     pub version: VersionId,
     /// The tensor's own `requires_grad` flag (leaves; `requires_grad_()`).
@@ -245,6 +249,11 @@ pub struct Tensor {
     pub multi_output_view: bool,
     /// This object is the wrapper of input `i`.
     pub input_index: Option<usize>,
+    /// An input that required grad when the analysis wrapped it: its
+    /// FunctionalTensor is not an autograd leaf for the in-place checks.
+    pub analysis_input_grad: bool,
+    /// Which output of its autograd node this tensor is (for messages).
+    pub output_index: usize,
     /// functionalization's `was_storage_changed` (set_).
     pub storage_changed: bool,
     /// functionalization's `has_metadata_mutation_` flag.
@@ -293,4 +302,6 @@ pub struct Node {
     pub span: Span,
     /// The node reads inference tensors saved for backward.
     pub saves_inference: bool,
+    /// Backward through this node raises "derivative for … is not implemented".
+    pub not_implemented: bool,
 }

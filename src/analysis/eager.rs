@@ -7,6 +7,7 @@
 use super::domain::NodeId;
 use super::meta::FlatOutput;
 use super::state::Mode;
+use super::interp::op_error;
 use super::{run_function, EagerPrediction};
 use crate::report::Diagnostic;
 use crate::syntax::ast::FunctionDef;
@@ -30,8 +31,16 @@ pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> 
         if let FlatOutput::Tensor(t) = o {
             if m.requires_grad(*t) {
                 any_grad = true;
-                if let Some(n) = m.grad_fn(*t) {
-                    roots.push(n);
+                match m.grad_fn(*t) {
+                    Ok(Some(n)) => roots.push(n),
+                    Ok(None) => {}
+                    Err(e) => {
+                        // Reading the output's grad_fn (to run backward) raises.
+                        return EagerPrediction {
+                            forward_error: None,
+                            backward_error: Some(op_error(e, m.tensors[*t].origin)),
+                        };
+                    }
                 }
             }
         }
@@ -54,6 +63,16 @@ pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> 
     order.sort_unstable_by(|a, b| b.cmp(a));
     for n in order {
         let node = &m.nodes[n];
+        if node.not_implemented {
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(
+                    Diagnostic::error("other", format!("derivative for {} is not implemented", node.name.trim_end_matches("Backward0").to_lowercase()), node.span)
+                        .with_label("backward cannot go through this op")
+                        .with_help("detach the result, or compute it under `torch.no_grad()`"),
+                ),
+            };
+        }
         for s in &node.saved {
             let now = m.versions[s.version];
             if now != s.saved_version {

@@ -208,34 +208,49 @@ impl<'a> Interp<'a> {
         Ok(flow)
     }
 
-    fn enter(&mut self, ctx: &Context) -> (bool, bool, Vec<super::state::Autocast>) {
-        let saved = (self.m.grad_enabled, self.m.inference_mode, self.m.autocast.clone());
+    /// Enters a context; returns what leaving it restores.
+    fn enter(&mut self, ctx: &Context) -> Restore {
+        let modes = Restore::Modes {
+            grad_enabled: self.m.grad_enabled,
+            inference_mode: self.m.inference_mode,
+        };
         match ctx {
             Context::NoGrad => self.m.grad_enabled = false,
             Context::EnableGrad => self.m.grad_enabled = true,
             Context::SetGradEnabled { previous } => {
                 // The call already switched the mode; leaving restores `previous`.
-                return (*previous, saved.1, saved.2);
+                return Restore::Modes {
+                    grad_enabled: *previous,
+                    inference_mode: self.m.inference_mode,
+                };
             }
             Context::InferenceMode(on) => {
+                // c10::InferenceMode(enabled) sets grad mode to !enabled.
                 self.m.inference_mode = *on;
-                if *on {
-                    self.m.grad_enabled = false;
-                }
+                self.m.grad_enabled = !*on;
             }
             Context::Autocast { device, enabled } => {
+                let saved = self.m.autocast.clone();
                 if let Some(a) = self.m.autocast.iter_mut().find(|a| a.device == *device) {
                     a.enabled = *enabled;
                 }
+                return Restore::Autocast(saved);
             }
         }
-        saved
+        modes
     }
 
-    fn restore(&mut self, saved: (bool, bool, Vec<super::state::Autocast>)) {
-        self.m.grad_enabled = saved.0;
-        self.m.inference_mode = saved.1;
-        self.m.autocast = saved.2;
+    fn restore(&mut self, saved: Restore) {
+        match saved {
+            Restore::Modes {
+                grad_enabled,
+                inference_mode,
+            } => {
+                self.m.grad_enabled = grad_enabled;
+                self.m.inference_mode = inference_mode;
+            }
+            Restore::Autocast(a) => self.m.autocast = a,
+        }
     }
 
     fn aug_assign(&mut self, env: &mut Env, target: &Expr, op: BinOp, value: &Expr, span: Span) -> R<()> {
@@ -1091,6 +1106,14 @@ impl<'a> Interp<'a> {
     /// defaults; an int-list parameter also takes varargs (`x.view(2, 3)`).
     pub fn bind(&mut self, op: &OpDef, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Vec<Value>> {
         use crate::ops::{DefaultValue, ParamType};
+        // torch.einsum(equation, *operands)
+        let pos = if op.name == "einsum" && pos.len() > 2 {
+            let mut it = pos.into_iter();
+            let eq = it.next().unwrap_or(Value::None);
+            vec![eq, Value::tuple(it.collect())]
+        } else {
+            pos
+        };
         let mut out: Vec<Option<Value>> = vec![None; op.params.len()];
         let mut pi = 0;
         let mut pos = pos.into_iter().peekable();
@@ -1182,6 +1205,7 @@ impl<'a> Interp<'a> {
         self.m.storages[st].input = Some(index);
         self.m.tensors[id].input_index = Some(index);
         if spec.requires_grad {
+            self.m.tensors[id].analysis_input_grad = true;
             if !spec.dtype.can_require_grad() {
                 return Err(err(
                     "requires-grad-dtype",
@@ -1210,6 +1234,12 @@ pub struct InputSpec {
     pub leaf: bool,
     pub stride: Option<Vec<SymInt>>,
     pub memory_format: MemoryFormat,
+}
+
+/// What leaving a `with` block restores.
+enum Restore {
+    Modes { grad_enabled: bool, inference_mode: bool },
+    Autocast(Vec<super::state::Autocast>),
 }
 
 enum Num {

@@ -227,7 +227,7 @@ pub fn collect(
     let mut inp_ids: HashMap<TensorId, usize> = HashMap::new();
     for (i, p) in params.iter().enumerate() {
         if let Param::Tensor { id, .. } = p {
-            inp_storage.insert(m.tensors[*id].storage, i);
+            inp_storage.insert(m.tensors[*id].alias_key, i);
             inp_ids.insert(*id, i);
         }
     }
@@ -240,13 +240,13 @@ pub fn collect(
         if let FlatOutput::Tensor(t) = o {
             out_ids.insert(*t, i);
             let tt = m.tensors[*t].clone();
-            *alias_count.entry(tt.storage).or_default() += 1;
+            *alias_count.entry(tt.alias_key).or_default() += 1;
             if tt.multi_output_view {
-                *multi_count.entry(tt.storage).or_default() += 1;
+                *multi_count.entry(tt.alias_key).or_default() += 1;
             }
             if m.requires_grad(*t) {
                 let key = (tt.sizes.clone(), tt.strides.clone(), tt.offset.clone());
-                let list = grad_by_key.entry(tt.storage).or_default();
+                let list = grad_by_key.entry(tt.alias_key).or_default();
                 if !list.iter().any(|(k, x)| *x == *t && *k == key) {
                     list.push((key, *t));
                 }
@@ -271,8 +271,8 @@ pub fn collect(
         };
         let t = *t;
         let tt = m.tensors[t].clone();
-        let storage = tt.storage;
-        let grad_fn = m.grad_fn(t);
+        let storage = tt.alias_key;
+        let grad_fn = m.grad_fn(t)?;
         let custom = grad_fn.is_some_and(|n| m.nodes[n].custom);
         let changed = tt.storage_changed;
         let requires_grad = m.requires_grad(t);
@@ -347,7 +347,9 @@ pub fn collect(
     for (t, source) in tangent_sources {
         let tt = m.tensors[t].clone();
         // view(t.shape), then contiguous(memory_format=suggest_memory_format(t)).
-        let strides = shape::compute_stride(&tt.sizes, &tt.strides, &tt.sizes, &mut m.sizes)?.unwrap_or(tt.strides.clone());
+        // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
+        // to the same shape).
+        let strides = tt.strides.clone();
         let fmt = shape::suggest_memory_format(&tt.sizes, &strides, &mut m.sizes);
         let strides = if shape::is_contiguous_as(&tt.sizes, &strides, fmt, &mut m.sizes) {
             strides

@@ -6,7 +6,7 @@
 //! analysis itself runs under autograd and raises some of them.
 
 use super::domain::*;
-use crate::ops::saved::{saved_for_backward, Saved, When};
+use crate::ops::saved::{backward_not_implemented, lookup, Exactness, Saved};
 use crate::ops::shape::{self, OpError, OpResult, Sizes};
 use crate::sym::SymInt;
 use crate::syntax::Span;
@@ -92,32 +92,47 @@ impl Machine {
     }
 
     /// `is_leaf`: no grad_fn (after view grad_fn regeneration).
-    pub fn is_leaf(&mut self, id: TensorId) -> bool {
-        self.grad_fn(id).is_none()
+    pub fn is_leaf(&mut self, id: TensorId) -> OpResult<bool> {
+        Ok(self.grad_fn(id)?.is_none())
     }
 
     /// `grad_fn`, regenerating a view's node when its version moved on (as
-    /// `VariableHooks::grad_fn` does).
-    pub fn grad_fn(&mut self, id: TensorId) -> Option<NodeId> {
+    /// `VariableHooks::grad_fn` does). Regenerating the node of a view whose
+    /// CreationMeta forbids it raises (`handle_view_on_rebase`, indirect).
+    pub fn grad_fn(&mut self, id: TensorId) -> OpResult<Option<NodeId>> {
         let (view, current) = {
             let t = &self.tensors[id];
             (t.view.clone(), self.versions[t.version])
         };
         let Some(view) = view else {
-            return self.tensors[id].grad_fn;
+            return Ok(self.tensors[id].grad_fn);
         };
         let t = &self.tensors[id];
         if t.grad_fn.is_none() && !self.requires_grad(view.base) {
-            return None;
+            return Ok(None);
         }
         if t.attr_version != current {
-            let base_fn = self.grad_fn(view.base);
+            if view.creation_meta != CreationMeta::Default {
+                let name = match t.grad_fn {
+                    Some(n) => self.nodes[n].name.clone(),
+                    None => "a view op".to_string(),
+                };
+                let index = t.output_index;
+                let msg = match view.creation_meta {
+                    CreationMeta::MultipleOutputs => format!("Output {index} of {name} is a view and its base or another view of its base has been modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+                    CreationMeta::NoGradMode => "A view was created in no_grad mode and its base or another view of its base has been modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).".to_string(),
+                    CreationMeta::InferenceMode => "A view was created in inference mode and its base or another view of its base has been modified inplace in normal mode.".to_string(),
+                    _ => format!("Output {index} of {name} is a view and its base or another view of its base has been modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
+                };
+                return Err(OpError::new("inplace-view-other", msg).help("make the views after the in-place op, or clone them first"));
+            }
+            let base_fn = self.grad_fn(view.base)?;
             let node = self.add_node("AsStridedBackward0", base_fn.into_iter().collect(), Span::default());
             let t = &mut self.tensors[id];
             t.grad_fn = Some(node);
             t.attr_version = current;
         }
-        self.tensors[id].grad_fn
+        Ok(self.tensors[id].grad_fn)
     }
 
     pub fn add_node(&mut self, name: &str, next: Vec<NodeId>, span: Span) -> NodeId {
@@ -128,11 +143,12 @@ impl Machine {
             custom: false,
             span,
             saves_inference: false,
+            not_implemented: false,
         });
         self.nodes.len() - 1
     }
 
-    fn new_storage(&mut self, nbytes: Option<SymInt>) -> StorageId {
+    pub fn new_storage(&mut self, nbytes: Option<SymInt>) -> StorageId {
         self.storages.push(FunctionalStorage {
             nbytes,
             ..FunctionalStorage::default()
@@ -155,6 +171,7 @@ impl Machine {
             offset: meta.offset,
             dtype: meta.dtype,
             storage,
+            alias_key: storage,
             version,
             requires_grad_flag: false,
             grad_fn: None,
@@ -162,11 +179,13 @@ impl Machine {
             view: None,
             multi_output_view: false,
             input_index: None,
+            analysis_input_grad: false,
             storage_changed: false,
             metadata_mutated: false,
             is_inference: self.inference_mode,
             origin: span,
             origin_op: op,
+            output_index: 0,
         });
         self.tensors.len() - 1
     }
@@ -187,7 +206,7 @@ impl Machine {
         &mut self,
         meta: Meta,
         op: &'static str,
-        inputs: &[Option<TensorId>],
+        inputs: &[(&str, Option<TensorId>)],
         span: Span,
     ) -> OpResult<TensorId> {
         let out = self.fresh(meta, span, op);
@@ -196,59 +215,71 @@ impl Machine {
     }
 
     /// Connects `outputs` to a new node for `op` when history is recorded, and
-    /// saves tensors for backward.
+    /// saves tensors for backward as derivatives.yaml says (`ops/saved.rs`):
+    /// `inputs` are the op's tensor arguments by aten argument name.
     pub fn record_history(
         &mut self,
-        op: &'static str,
+        op: &str,
         inplace: bool,
-        inputs: &[Option<TensorId>],
+        inputs: &[(&str, Option<TensorId>)],
         outputs: &[TensorId],
         span: Span,
     ) -> OpResult<Option<NodeId>> {
-        let present: Vec<TensorId> = inputs.iter().flatten().copied().collect();
+        let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
         let dtype = outputs.first().map(|&o| self.tensors[o].dtype).unwrap_or(DType::F32);
         if !self.records_grad(&present, dtype) {
             return Ok(None);
         }
         let mut next = Vec::new();
         for &i in &present {
-            if let Some(n) = self.grad_fn(i) {
+            if let Some(n) = self.grad_fn(i)? {
                 next.push(n);
             }
         }
-        let node = self.add_node(&node_name(op), next, span);
-        for &o in outputs {
+        let base = op.split('.').next().unwrap_or(op);
+        let node = self.add_node(&node_name(base), next, span);
+        self.nodes[node].not_implemented = backward_not_implemented(base);
+        for (k, &o) in outputs.iter().enumerate() {
             self.tensors[o].grad_fn = Some(node);
+            self.tensors[o].output_index = k;
         }
-        if let Some(saved) = saved_for_backward(op, inplace) {
-            for s in saved {
-                let (tensor, when, role) = match *s {
-                    Saved::Input(i, w) => (inputs.get(i).copied().flatten(), w, "input"),
-                    Saved::Output(i, w) => (outputs.get(i).copied(), w, "result"),
-                };
-                let Some(tensor) = tensor else { continue };
-                let applies = match when {
-                    When::Always => true,
-                    When::InputRequiresGrad(j) => inputs.get(j).copied().flatten().is_some_and(|t| self.requires_grad(t)),
-                    When::ArgIsTensor(j) => inputs.get(j).copied().flatten().is_some(),
-                    #[allow(unreachable_patterns)]
-                    _ => false,
-                };
-                if !applies {
-                    continue;
-                }
-                if self.tensors[tensor].is_inference {
-                    return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd."));
-                }
-                let version = self.tensors[tensor].version;
-                let saved_version = self.versions[version];
-                self.nodes[node].saved.push(SavedTensor {
-                    version,
-                    saved_version,
-                    role,
-                    tensor,
-                });
+        let Some(row) = lookup(op, inplace) else { return Ok(Some(node)) };
+        if row.exactness != Exactness::Exact {
+            return Ok(Some(node));
+        }
+        let arg = |i: usize| -> Option<TensorId> {
+            let name = *row.args.get(i)?;
+            inputs
+                .iter()
+                .find(|(n, _)| *n == name || (name == "input" && *n == "self") || (name == "self" && *n == "input") || (name == "indices" && *n == "input"))
+                .and_then(|(_, t)| *t)
+        };
+        let self_version = inputs.first().and_then(|(_, t)| *t).map(|t| self.tensors[t].version);
+        for s in row.saved {
+            let (tensor, role) = match *s {
+                Saved::Input(i, _) => (arg(i), row.args.get(i).copied().unwrap_or("input")),
+                Saved::Output(i, _) => (outputs.get(i).copied(), "result"),
+            };
+            let Some(tensor) = tensor else { continue };
+            let holds = s.when().holds(|i| arg(i).is_some_and(|t| self.requires_grad(t)), |i| arg(i).is_some());
+            if !holds {
+                continue;
             }
+            if self.tensors[tensor].is_inference {
+                return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd."));
+            }
+            let version = self.tensors[tensor].version;
+            let mut saved_version = self.versions[version];
+            // An in-place op saves its inputs before it writes `self`.
+            if inplace && matches!(s, Saved::Input(..)) && Some(version) == self_version {
+                saved_version = saved_version.saturating_sub(1);
+            }
+            self.nodes[node].saved.push(SavedTensor {
+                version,
+                saved_version,
+                role,
+                tensor,
+            });
         }
         Ok(Some(node))
     }
@@ -264,8 +295,17 @@ impl Machine {
         multi_output: bool,
         autograd_view: bool,
         span: Span,
-    ) -> TensorId {
+    ) -> OpResult<TensorId> {
         let b = self.tensors[base].clone();
+        if self.mode == Mode::Analysis && self.inference_mode && !b.is_inference {
+            // PyTorch 2.7.1's analysis fails here (a KeyError on a storage weakref
+            // inside functionalization).
+            return Err(OpError::new(
+                "other",
+                "PyTorch's metadata analysis fails on a view of a normal tensor made under inference_mode (KeyError in functionalization)",
+            )
+            .help("make the view outside the inference_mode block, or clone inside it"));
+        }
         let creation = if self.inference_mode {
             CreationMeta::InferenceMode
         } else if !self.grad_enabled {
@@ -301,12 +341,18 @@ impl Machine {
             None
         };
         let version_now = self.versions[b.version];
+        // After set_(), the wrapper's views no longer alias anything an input owns.
+        let alias_key = if b.storage_changed { self.new_storage(None) } else { b.alias_key };
+        // In the analysis, a view made outside inference_mode of an inference
+        // tensor is a normal functional tensor.
+        let is_inference = self.inference_mode || (b.is_inference && self.mode == Mode::Eager);
         self.tensors.push(Tensor {
             sizes: meta.sizes,
             strides: meta.strides,
             offset: meta.offset,
             dtype: meta.dtype,
             storage: b.storage,
+            alias_key,
             version: b.version,
             requires_grad_flag: false,
             grad_fn: None,
@@ -314,57 +360,75 @@ impl Machine {
             view,
             multi_output_view: multi_output || b.multi_output_view,
             input_index: None,
+            analysis_input_grad: false,
             storage_changed: false,
             metadata_mutated: false,
-            is_inference: b.is_inference || self.inference_mode,
+            is_inference,
             origin: span,
             origin_op: op,
+            output_index: 0,
         });
         let id = self.tensors.len() - 1;
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
-            let base_fn = self.grad_fn(base);
+            let base_fn = self.grad_fn(base)?;
             let node = self.add_node(&node_name(op), base_fn.into_iter().collect(), span);
             self.tensors[id].grad_fn = Some(node);
         }
-        id
+        Ok(id)
+    }
+
+    /// Is `id` an autograd leaf for the in-place checks? In the analysis the
+    /// input wrappers of inputs that require grad are not leaves.
+    fn leaf_for_check(&mut self, id: TensorId) -> OpResult<bool> {
+        if self.mode == Mode::Analysis && self.tensors[id].analysis_input_grad {
+            return Ok(false);
+        }
+        self.is_leaf(id)
     }
 
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
-    /// on `target` whose other tensor inputs are `others`. Leaf checks only
-    /// apply in eager mode: the analysis's input wrappers are not autograd leaves.
+    /// on `target` whose other tensor inputs are `others`.
     pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
         let t = self.tensors[target].clone();
         if t.is_inference && !self.inference_mode {
             return Err(OpError::new(
                 "inference-tensor",
                 "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a clone to get a normal tensor before doing inplace update.",
-            ));
+            )
+            .help("clone the tensor outside inference_mode before updating it"));
         }
         let any_requires = self.requires_grad(target) || others.iter().any(|&o| self.requires_grad(o));
-        if !(any_requires && self.grad_enabled) {
+        if !(any_requires && self.grad_enabled && !self.inference_mode) {
             return Ok(());
         }
         if let Some(view) = &t.view {
-            let name = self.grad_fn_name(target);
+            let name = match t.grad_fn {
+                Some(n) => self.nodes[n].name.clone(),
+                None => node_name(view.op),
+            };
+            let index = t.output_index;
             match view.creation_meta {
                 CreationMeta::Default => {}
                 CreationMeta::MultipleOutputs => {
                     return Err(OpError::new(
                         "inplace-multi-output-view",
-                        format!("Output 0 of {name} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
-                    ));
+                        format!("Output {index} of {name} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+                    )
+                    .help("use the out-of-place op (`y = y * 2`), or clone the piece first"));
                 }
                 CreationMeta::InCustomFunction => {
                     return Err(OpError::new(
                         "inplace-custom-function-view",
-                        format!("Output 0 of {name} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
-                    ));
+                        format!("Output {index} of {name} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
+                    )
+                    .help("clone the output of the custom Function before modifying it"));
                 }
                 CreationMeta::NoGradMode => {
                     return Err(OpError::new(
                         "inplace-view-other",
                         "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
-                    ));
+                    )
+                    .help("make the view and the in-place op both inside or both outside `torch.no_grad()`"));
                 }
                 CreationMeta::InferenceMode => {
                     return Err(OpError::new(
@@ -373,43 +437,36 @@ impl Machine {
                     ));
                 }
             }
-            if self.mode == Mode::Eager && self.requires_grad(target) && self.is_leaf(view.base) {
+            if self.requires_grad(target) && self.leaf_for_check(view.base)? {
                 return Err(OpError::new(
                     "inplace-view-of-leaf",
                     "a view of a leaf Variable that requires grad is being used in an in-place operation.",
-                ));
+                )
+                .help("do it under `torch.no_grad()`, or clone the leaf first"));
             }
         }
-        if self.mode == Mode::Eager && self.requires_grad(target) && self.is_leaf(target) {
+        if self.requires_grad(target) && self.leaf_for_check(target)? {
             return Err(OpError::new(
                 "inplace-leaf",
                 "a leaf Variable that requires grad is being used in an in-place operation.",
-            ));
+            )
+            .help("use the out-of-place op (`x = x * 2`), or do it under `torch.no_grad()`"));
         }
         Ok(())
     }
 
-    fn grad_fn_name(&mut self, id: TensorId) -> String {
-        match self.tensors[id].grad_fn {
-            Some(n) => self.nodes[n].name.clone(),
-            None => "a view op".to_string(),
-        }
-    }
-
-    /// Eager kernels refuse to write into a tensor where several elements share
-    /// one memory location (`assert_no_internal_overlap`: certain only for a
+    /// Kernels refuse to write into a tensor where several elements share one
+    /// memory location (`assert_no_internal_overlap`: certain only for a
     /// stride-0 dim of size > 1).
     pub fn check_no_internal_overlap(&mut self, target: TensorId) -> OpResult<()> {
-        if self.mode != Mode::Eager {
-            return Ok(());
-        }
         let t = self.tensors[target].clone();
         for (size, stride) in t.sizes.iter().zip(&t.strides) {
             if self.sizes.eq_int(stride, 0) && self.sizes.lt(&SymInt::int(1), size) {
                 return Err(OpError::new(
                     "inplace-overlapping",
                     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
-                ));
+                )
+                .help("clone() the expanded tensor before writing into it"));
             }
         }
         Ok(())
@@ -419,13 +476,11 @@ impl Machine {
     /// counters (all aliases of the storage see it), autograd's version counter,
     /// and, when history is recorded, the new grad_fn (CopySlices on the base
     /// for a view).
-    pub fn mutate_data(&mut self, target: TensorId, op: &'static str, others: &[Option<TensorId>], span: Span) -> OpResult<()> {
+    pub fn mutate_data(&mut self, target: TensorId, op: &str, others: &[(&str, Option<TensorId>)], span: Span) -> OpResult<()> {
         let t = self.tensors[target].clone();
-        if self.mode == Mode::Analysis {
-            if let Some(at) = self.storages[t.storage].frozen {
-                let _ = at;
-                return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage"));
-            }
+        if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
+            return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
+                .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
         }
         let st = &mut self.storages[t.storage];
         st.mutations += 1;
@@ -433,18 +488,21 @@ impl Machine {
             st.mutations_no_grad += 1;
         }
         st.mutated_at.push(span);
-        let mut inputs = vec![Some(target)];
+        let mut inputs: Vec<(&str, Option<TensorId>)> = vec![("self", Some(target))];
         inputs.extend_from_slice(others);
-        let present: Vec<TensorId> = inputs.iter().flatten().copied().collect();
+        let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
         let records = self.records_grad(&present, t.dtype);
         self.versions[t.version] += 1;
         if records {
+            let base_fn = match &t.view {
+                Some(v) => Some(self.grad_fn(v.base)?),
+                None => None,
+            };
             // The op's node takes the target's previous history.
             let node = self.record_history(op, true, &inputs, &[target], span)?;
             if let (Some(view), Some(node)) = (t.view.clone(), node) {
-                let base_fn = self.grad_fn(view.base);
                 let mut next = vec![node];
-                next.extend(base_fn);
+                next.extend(base_fn.flatten());
                 let copy_slices = self.add_node("CopySlices", next, span);
                 self.tensors[view.base].grad_fn = Some(copy_slices);
                 let v = self.versions[t.version];

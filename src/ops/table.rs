@@ -245,6 +245,7 @@ ones_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requi
 empty_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 rand_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 randn_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
+randint_like ; t ; T self, A a, A b=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 full_like ; t ; T self, TS fill_value, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 new_zeros ; m ; T self, L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; new ; creation
 new_ones ; m ; T self, L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; new ; creation
