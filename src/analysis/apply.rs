@@ -1140,6 +1140,9 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
 fn apply_slicing(it: &mut Interp, t: TensorId, items: &[Index], span: Span, single: bool) -> R<(TensorId, Vec<(usize, TensorId)>)> {
     let nd = it.m.t(t).sizes.len();
     let specified = items.iter().filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool(_))).count();
+    if nd == 0 && items.iter().any(|i| matches!(i, Index::Int(_))) {
+        return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
+    }
     if specified > nd {
         return Err(err(
             "index-out-of-range",
@@ -1233,9 +1236,23 @@ fn advanced_index(it: &mut Interp, src: TensorId, adv: &[(usize, TensorId)], spa
     let mut idx_shape: Vec<SymInt> = Vec::new();
     for &(d, ix) in adv {
         let ixt = it.m.t(ix).clone();
-        if ixt.dtype == DType::Bool || ixt.dtype == DType::U8 {
-            return Err(err("data-dependent", "indexing with a boolean mask gives a data-dependent shape", span)
-                .with_help("use torch.where(mask, x, other) to keep the shape static"));
+        let data_dependent = ixt.dtype == DType::Bool || ixt.dtype == DType::U8 || ixt.sizes.is_empty();
+        if data_dependent && it.m.mode == Mode::Analysis {
+            let what = if ixt.sizes.is_empty() { "indexing with a 0-dim integer tensor reads its value" } else { "indexing with a boolean mask gives a data-dependent shape" };
+            return Err(err("data-dependent", what, span).with_help("use torch.where(mask, x, other) or index_select to keep the shape static"));
+        }
+        if data_dependent {
+            // Eager knows the data: an unknown number of selected elements.
+            let n = it.m.sizes.env.num_symbols();
+            let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
+            let keep = if ixt.sizes.is_empty() { vec![] } else { vec![u] };
+            let rest: Vec<SymInt> = st.sizes.iter().skip(d + ixt.sizes.len().max(1)).cloned().collect();
+            let mut sizes = st.sizes[..d].to_vec();
+            sizes.extend(keep);
+            sizes.extend(rest);
+            let meta = it.m.contiguous_meta(sizes, st.dtype).map_err(|e| op_error(e, span))?;
+            let out = it.m.op_result(meta, "index", &[("self", Some(src))], span).map_err(|e| op_error(e, span))?;
+            return Ok(Value::Tensor(out));
         }
         if !ixt.dtype.is_integral() {
             return Err(err("other", "tensors used as indices must be long, int, byte or bool tensors", span));
@@ -1291,6 +1308,14 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
         Value::Tensor(v) => {
+            let (vs, ds) = (it.m.t(v).sizes.clone(), it.m.t(dst).sizes.clone());
+            if !vs.is_empty() && vs != ds {
+                // copy_to: expand_inplace(dst, value) first.
+                let vt = it.m.t(v).clone();
+                let trimmed: Vec<SymInt> = vt.sizes.iter().skip_while(|s| s.as_int() == Some(1)).cloned().collect();
+                let probe = Tensor { sizes: trimmed.clone(), strides: vec![SymInt::int(1); trimmed.len()], ..vt };
+                expand_geometry(it, &probe, &ds).map_err(|e| op_error(e, span))?;
+            }
             let same = it.m.t(v).sizes == it.m.t(dst).sizes;
             if !same && it.m.t(v).sizes.is_empty() {
                 it.call_op("fill_", vec![Value::Tensor(dst), Value::Tensor(v)], Vec::new(), span)?;
@@ -2665,7 +2690,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                 return Err(oe("matmul-shape", format!("1D tensors expected, but got {}D and {}D tensors", a.len(), b.len())));
             }
             if !s.eq(&a[0], &b[0]) {
-                return Err(oe("matmul-shape", format!("inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", a[0], b[0], a[0], b[0])));
+                return Err(oe("other", format!("inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", a[0], b[0], a[0], b[0])));
             }
             Ok(vec![])
         }

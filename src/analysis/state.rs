@@ -6,7 +6,7 @@
 //! analysis itself runs under autograd and raises some of them.
 
 use super::domain::*;
-use crate::ops::saved::{backward_not_implemented, lookup, Exactness, Saved};
+use crate::ops::saved::{backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, Saved};
 use crate::ops::shape::{self, OpError, OpResult, Sizes};
 use crate::sym::SymInt;
 use crate::syntax::Span;
@@ -244,6 +244,27 @@ impl Machine {
             self.tensors[o].output_index = k;
         }
         let Some(row) = lookup(op, inplace) else { return Ok(Some(node)) };
+        if row.exactness == Exactness::LayoutDependent && matches!(base, "matmul" | "linear") {
+            // Whether an operand is saved as itself depends on whether matmul's
+            // internal reshape is a view: decided from the concrete layouts.
+            let names: [&str; 2] = if base == "matmul" { ["self", "other"] } else { ["input", "weight"] };
+            let find = |n: &str| inputs.iter().find(|(k, _)| *k == n).and_then(|(_, t)| *t);
+            let (Some(x), Some(w)) = (find(names[0]), find(names[1])) else { return Ok(Some(node)) };
+            let geom = |m: &Machine, t: TensorId| -> Option<Geom> {
+                let tt = &m.tensors[t];
+                let sizes: Option<Vec<i64>> = tt.sizes.iter().map(|s| s.as_int()).collect();
+                let strides: Option<Vec<i64>> = tt.strides.iter().map(|s| s.as_int()).collect();
+                Some(Geom::new(&sizes?, &strides?, m.requires_grad(t)))
+            };
+            let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else { return Ok(Some(node)) };
+            let saved = if base == "matmul" { matmul_saved(&gx, &gw) } else { linear_saved(&gx, &gw) };
+            for (t, keep, role) in [(x, saved[0], names[0]), (w, saved[1], names[1])] {
+                if keep {
+                    self.save(node, t, false, None, if role == "self" { "self" } else { role })?;
+                }
+            }
+            return Ok(Some(node));
+        }
         if row.exactness != Exactness::Exact {
             return Ok(Some(node));
         }
@@ -265,23 +286,31 @@ impl Machine {
             if !holds {
                 continue;
             }
-            if self.tensors[tensor].is_inference {
-                return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd."));
-            }
-            let version = self.tensors[tensor].version;
-            let mut saved_version = self.versions[version];
-            // An in-place op saves its inputs before it writes `self`.
-            if inplace && matches!(s, Saved::Input(..)) && Some(version) == self_version {
-                saved_version = saved_version.saturating_sub(1);
-            }
-            self.nodes[node].saved.push(SavedTensor {
-                version,
-                saved_version,
-                role,
-                tensor,
-            });
+            let before_write = inplace && matches!(s, Saved::Input(..));
+            self.save(node, tensor, before_write, self_version, role)?;
         }
         Ok(Some(node))
+    }
+
+    /// Saves `tensor` for backward in `node`, at its current version (or the
+    /// version before an in-place op's own write, for its inputs).
+    fn save(&mut self, node: NodeId, tensor: TensorId, before_write: bool, self_version: Option<VersionId>, role: &'static str) -> OpResult<()> {
+        if self.tensors[tensor].is_inference {
+            return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.")
+                .help("clone the tensor outside inference_mode before using it with autograd"));
+        }
+        let version = self.tensors[tensor].version;
+        let mut saved_version = self.versions[version];
+        if before_write && Some(version) == self_version {
+            saved_version = saved_version.saturating_sub(1);
+        }
+        self.nodes[node].saved.push(SavedTensor {
+            version,
+            saved_version,
+            role,
+            tensor,
+        });
+        Ok(())
     }
 
     /// A view of `base` sharing its storage (functionalization) and, unless
