@@ -77,18 +77,20 @@ pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> 
             let now = m.versions[s.version];
             if now != s.saved_version {
                 let t = &m.tensors[s.tensor];
-                let d = Diagnostic::error(
-                    "saved-tensor-modified",
-                    format!(
-                        "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
-                        t.dtype.name(),
-                        crate::ops::shape::show(&t.sizes),
-                        s.saved_version
-                    ),
-                    node.span,
-                )
-                .with_label(format!("{} saved its {} here for backward", node.name, s.role))
-                .with_help("clone the tensor before modifying it in place, or use the out-of-place op");
+                let message = format!(
+                    "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
+                    t.dtype.name(),
+                    crate::ops::shape::show(&t.sizes),
+                    s.saved_version
+                );
+                let saved_label = format!("`{}` saved its {} here for backward", node.name, s.role);
+                let d = match m.version_spans[s.version] {
+                    Some(at) if at != node.span => Diagnostic::error("saved-tensor-modified", message, at)
+                        .with_label("modified in place here, before backward")
+                        .with_secondary(node.span, saved_label),
+                    _ => Diagnostic::error("saved-tensor-modified", message, node.span).with_label(saved_label),
+                }
+                .with_help("clone the tensor before modifying it in place (`y = y.clone()`), or use the out-of-place op");
                 return EagerPrediction {
                     forward_error: None,
                     backward_error: Some(d),

@@ -47,6 +47,11 @@ pub fn op_error(e: OpError, span: Span) -> Diagnostic {
     if let Some(h) = e.help {
         d = d.with_help(h);
     }
+    for (s, text) in e.labels {
+        if s != span && !s.is_empty() {
+            d = d.with_secondary(s, text);
+        }
+    }
     d
 }
 

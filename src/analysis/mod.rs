@@ -92,7 +92,10 @@ pub struct Run<'a> {
     pub interp: Interp<'a>,
     pub params: Vec<Param>,
     pub outputs: Result<Vec<FlatOutput>, Diagnostic>,
-    pub output_spans: Vec<Span>,
+    /// The function's local names when the run ended (for the REPL's `:info`).
+    pub env: Env,
+    /// The value the body returned (before flattening).
+    pub returned: Option<Value>,
 }
 
 pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
@@ -100,6 +103,7 @@ pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'
     let mut params = Vec::new();
     let mut env = Env::new();
     let result = (|| -> R<Value> {
+        let env = &mut env;
         for (i, p) in def.params.iter().enumerate() {
             match p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
                 Some(ann) => {
@@ -142,11 +146,12 @@ pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'
                 }
             }
         }
-        match it.exec_block(&mut env, &def.body)? {
+        match it.exec_block(env, &def.body)? {
             Flow::Return(v) => Ok(v),
             Flow::Next => Ok(Value::None),
         }
     })();
+    let returned = result.as_ref().ok().cloned();
     let outputs = result.map(|v| {
         let mut flat = Vec::new();
         flatten(&v, &mut flat);
@@ -156,7 +161,8 @@ pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'
         interp: it,
         params,
         outputs,
-        output_spans: Vec::new(),
+        env,
+        returned,
     }
 }
 

@@ -34,6 +34,8 @@ pub struct Machine {
     pub storages: Vec<FunctionalStorage>,
     /// autograd version counters.
     pub versions: Vec<u32>,
+    /// Where each version counter was last bumped.
+    pub version_spans: Vec<Option<Span>>,
     pub nodes: Vec<Node>,
     pub sizes: Sizes,
     pub grad_enabled: bool,
@@ -59,6 +61,7 @@ impl Machine {
             tensors: Vec::new(),
             storages: Vec::new(),
             versions: Vec::new(),
+            version_spans: Vec::new(),
             nodes: Vec::new(),
             sizes: Sizes::default(),
             grad_enabled: true,
@@ -158,6 +161,7 @@ impl Machine {
 
     fn new_version(&mut self) -> VersionId {
         self.versions.push(0);
+        self.version_spans.push(None);
         self.versions.len() - 1
     }
 
@@ -443,6 +447,7 @@ impl Machine {
                         "inplace-multi-output-view",
                         format!("Output {index} of {name} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
                     )
+                    .label(view.span, format!("made here by `{}`, which returns several views", view.op))
                     .help("use the out-of-place op (`y = y * 2`), or clone the piece first"));
                 }
                 CreationMeta::InCustomFunction => {
@@ -450,6 +455,7 @@ impl Machine {
                         "inplace-custom-function-view",
                         format!("Output {index} of {name} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
                     )
+                    .label(view.span, "the custom Function made this view")
                     .help("clone the output of the custom Function before modifying it"));
                 }
                 CreationMeta::NoGradMode => {
@@ -457,6 +463,7 @@ impl Machine {
                         "inplace-view-other",
                         "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
                     )
+                    .label(view.span, "the view was made here, under no_grad")
                     .help("make the view and the in-place op both inside or both outside `torch.no_grad()`"));
                 }
                 CreationMeta::InferenceMode => {
@@ -467,10 +474,13 @@ impl Machine {
                 }
             }
             if self.requires_grad(target) && self.leaf_for_check(view.base)? {
+                let leaf_span = self.tensors[view.base].origin;
                 return Err(OpError::new(
                     "inplace-view-of-leaf",
                     "a view of a leaf Variable that requires grad is being used in an in-place operation.",
                 )
+                .label(view.span, format!("this view (`{}`) of the leaf was made here", view.op))
+                .label(leaf_span, "the leaf that requires grad")
                 .help("do it under `torch.no_grad()`, or clone the leaf first"));
             }
         }
@@ -479,6 +489,7 @@ impl Machine {
                 "inplace-leaf",
                 "a leaf Variable that requires grad is being used in an in-place operation.",
             )
+            .label(t.origin, "the leaf that requires grad")
             .help("use the out-of-place op (`x = x * 2`), or do it under `torch.no_grad()`"));
         }
         Ok(())
@@ -495,6 +506,7 @@ impl Machine {
                     "inplace-overlapping",
                     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
                 )
+                .label(t.origin, format!("this tensor (made by `{}`) has a stride-0 dim", t.origin_op))
                 .help("clone() the expanded tensor before writing into it"));
             }
         }
@@ -517,6 +529,7 @@ impl Machine {
             st.mutations_no_grad += 1;
         }
         st.mutated_at.push(span);
+        self.version_spans[t.version] = Some(span);
         let mut inputs: Vec<(&str, Option<TensorId>)> = vec![("self", Some(target))];
         inputs.extend_from_slice(others);
         let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();

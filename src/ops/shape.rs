@@ -14,6 +14,8 @@ pub struct OpError {
     pub code: &'static str,
     pub message: String,
     pub help: Option<String>,
+    /// Where the operands involved came from (secondary labels).
+    pub labels: Vec<(crate::syntax::Span, String)>,
 }
 
 impl OpError {
@@ -22,7 +24,13 @@ impl OpError {
             code,
             message: message.into(),
             help: None,
+            labels: Vec::new(),
         }
+    }
+
+    pub fn label(mut self, span: crate::syntax::Span, text: impl Into<String>) -> OpError {
+        self.labels.push((span, text.into()));
+        self
     }
 
     pub fn help(mut self, help: impl Into<String>) -> OpError {
