@@ -22,14 +22,28 @@ fn diff_at(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
                 return;
             };
             if e.contains_key("error") || a.contains_key("error") {
-                let code = |m: &serde_json::Map<String, Value>| m.get("error").and_then(|x| x.get("code")).cloned().unwrap_or(Value::Null);
+                let code = |m: &serde_json::Map<String, Value>| {
+                    m.get("error")
+                        .and_then(|x| x.get("code"))
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                };
                 let (ec, ac) = (code(e), code(a));
                 if ec != ac {
-                    out.push(format!("{path}.error.code: expected {}, got {}", short(&ec), short(&ac)));
+                    out.push(format!(
+                        "{path}.error.code: expected {}, got {}",
+                        short(&ec),
+                        short(&ac)
+                    ));
                 }
                 for k in ["name", "eager"] {
                     if let Some(v) = e.get(k) {
-                        diff_at(v, a.get(k).unwrap_or(&Value::Null), &format!("{path}.{k}"), out);
+                        diff_at(
+                            v,
+                            a.get(k).unwrap_or(&Value::Null),
+                            &format!("{path}.{k}"),
+                            out,
+                        );
                     }
                 }
                 return;
@@ -46,11 +60,19 @@ fn diff_at(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
         }
         Value::Array(e) => {
             let Value::Array(a) = actual else {
-                out.push(format!("{path}: expected {} items, got {}", e.len(), short(actual)));
+                out.push(format!(
+                    "{path}: expected {} items, got {}",
+                    e.len(),
+                    short(actual)
+                ));
                 return;
             };
             if e.len() != a.len() {
-                out.push(format!("{path}: expected {} items, got {}", e.len(), a.len()));
+                out.push(format!(
+                    "{path}: expected {} items, got {}",
+                    e.len(),
+                    a.len()
+                ));
                 return;
             }
             for (i, (x, y)) in e.iter().zip(a).enumerate() {
@@ -59,12 +81,20 @@ fn diff_at(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
         }
         Value::Bool(_) | Value::Null => {
             if expected != actual {
-                out.push(format!("{path}: expected {}, got {}", short(expected), short(actual)));
+                out.push(format!(
+                    "{path}: expected {}, got {}",
+                    short(expected),
+                    short(actual)
+                ));
             }
         }
         _ => {
             if matches!(actual, Value::Bool(_)) || !sym_equal(expected, actual) {
-                out.push(format!("{path}: expected {}, got {}", short(expected), short(actual)));
+                out.push(format!(
+                    "{path}: expected {}, got {}",
+                    short(expected),
+                    short(actual)
+                ));
             }
         }
     }
@@ -73,7 +103,10 @@ fn diff_at(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) 
 fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 80 {
-        format!("{}…", &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)])
+        format!(
+            "{}…",
+            &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)]
+        )
     } else {
         s
     }
@@ -89,7 +122,9 @@ pub fn sym_equal(a: &Value, b: &Value) -> bool {
         Value::String(s) => Some(s.clone()),
         _ => None,
     };
-    let (Some(x), Some(y)) = (text(a), text(b)) else { return false };
+    let (Some(x), Some(y)) = (text(a), text(b)) else {
+        return false;
+    };
     let mut names: Vec<String> = Vec::new();
     for s in [&x, &y] {
         let mut cur = String::new();
@@ -97,7 +132,12 @@ pub fn sym_equal(a: &Value, b: &Value) -> bool {
             if c.is_ascii_alphanumeric() || c == '_' {
                 cur.push(c);
             } else {
-                if cur.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && !names.contains(&cur) {
+                if cur
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && !names.contains(&cur)
+                {
                     names.push(cur.clone());
                 }
                 cur.clear();
@@ -110,7 +150,9 @@ pub fn sym_equal(a: &Value, b: &Value) -> bool {
         let env: Vec<(String, i64)> = names
             .iter()
             .map(|n| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (n.clone(), 2 + ((seed >> 33) % 96) as i64)
             })
             .collect();
@@ -125,7 +167,11 @@ pub fn sym_equal(a: &Value, b: &Value) -> bool {
 /// Evaluates a size expression (`+ - * // % **`, parentheses, ints, names).
 pub fn eval(expr: &str, env: &[(String, i64)]) -> Option<i64> {
     let tokens = tokenize(expr)?;
-    let mut p = Parser { tokens, pos: 0, env };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        env,
+    };
     let v = p.sum()?;
     (p.pos == p.tokens.len()).then_some(v)
 }
@@ -196,7 +242,11 @@ impl Parser<'_> {
         while let Some(Tok::Op(op @ ("+" | "-"))) = self.peek().cloned() {
             self.pos += 1;
             let r = self.product()?;
-            v = if op == "+" { v.checked_add(r)? } else { v.checked_sub(r)? };
+            v = if op == "+" {
+                v.checked_add(r)?
+            } else {
+                v.checked_sub(r)?
+            };
         }
         Some(v)
     }
@@ -295,7 +345,10 @@ mod tests {
         let e = json!({"a": 1, "error": null, "b": {"message": "x", "code": "y"}});
         let a = json!({"a": 1, "extra": 2, "b": {"message": "other", "code": "y"}});
         assert!(diff(&json!({"a": 1, "b": {"message": "x"}}), &a).is_empty());
-        let d = diff(&json!({"error": {"code": "view-stride"}}), &json!({"error": {"code": "broadcast"}}));
+        let d = diff(
+            &json!({"error": {"code": "view-stride"}}),
+            &json!({"error": {"code": "broadcast"}}),
+        );
         assert_eq!(d.len(), 1);
         let _ = e;
     }

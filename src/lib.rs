@@ -8,9 +8,11 @@
 pub mod analysis;
 pub mod compare;
 pub mod ops;
+pub mod repl;
 pub mod report;
 pub mod sym;
 pub mod syntax;
+pub mod testing;
 
 pub use report::{Diagnostic, Severity};
 pub use syntax::{SourceFile, Span};

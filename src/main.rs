@@ -39,6 +39,40 @@ enum Command {
     Dump(DumpCommand),
     /// Start the interactive REPL.
     Repl,
+    /// Explain one answer step by step: an input (by name), an output (by
+    /// index), or without TARGET the graph mode.
+    Explain(ExplainArgs),
+    /// Golden-file tests: compare each NAME.tp with NAME.json / NAME.out.
+    Test(TestArgs),
+}
+
+/// `tpi test` (see `tpi::testing`). Exit status: 0 all pass, 1 some case
+/// failed, 2 usage or I/O error. The last line is `N passed, M failed`.
+#[derive(Args, Debug)]
+struct TestArgs {
+    /// Write the expected files from the current results (refused when
+    /// CI is set, unless --force).
+    #[arg(long)]
+    bless: bool,
+    /// Bless even when the CI environment variable is set.
+    #[arg(long, requires = "bless")]
+    force: bool,
+    /// Compare (or bless) only NAME.json (json) or NAME.out (text).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// One line per entry function.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Analyse every case with keep_input_mutations off (a folder can ask
+    /// for it in a `tpi-test.flags` file).
+    #[arg(long)]
+    no_keep_input_mutations: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// Files and folders to search for NAME.tp (default: the current folder).
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -115,6 +149,8 @@ fn run(cli: Cli) -> u8 {
         Some(Command::Dump(DumpCommand::Tokens { file })) => dump_tokens(&file),
         Some(Command::Dump(DumpCommand::Ast { file })) => dump_ast(&file),
         Some(Command::Repl) => repl(),
+        Some(Command::Explain(args)) => explain(&args),
+        Some(Command::Test(args)) => test(args),
         None => {
             if std::io::stdin().is_terminal() {
                 repl()
@@ -128,8 +164,7 @@ fn run(cli: Cli) -> u8 {
 }
 
 fn repl() -> u8 {
-    eprintln!("tpi: the REPL is not available yet; use `tpi check FILE`");
-    EXIT_USAGE
+    tpi::repl::main(Options::default())
 }
 
 /// Reads a file (or stdin for `-`), with the one-line message of OUTPUT.md
@@ -238,10 +273,11 @@ fn check(args: &CheckArgs) -> u8 {
         }
         match args.format {
             Format::Text => {
-                out(&tpi::report::text::file_report(
+                out(&tpi::report::text::file_report_styled(
                     &file,
                     &outcome,
                     args.verbose,
+                    render::use_color(std::io::stdout().is_terminal()),
                 ));
                 let function_diagnostics = outcome.functions.iter().flat_map(|f| &f.diagnostics);
                 render_all(
@@ -267,6 +303,79 @@ fn check(args: &CheckArgs) -> u8 {
         }
     }
     status
+}
+
+fn test(args: TestArgs) -> u8 {
+    let config = tpi::testing::Config {
+        paths: args.paths,
+        bless: args.bless,
+        force: args.force,
+        format: args.format.map(|format| match format {
+            Format::Json => tpi::testing::Kind::Json,
+            Format::Text => tpi::testing::Kind::Text,
+        }),
+        verbose: args.verbose,
+        no_keep_input_mutations: args.no_keep_input_mutations,
+        jobs: args.jobs.map(usize::from),
+    };
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+    let (out_tty, err_tty) = (stdout.is_terminal(), stderr.is_terminal());
+    tpi::testing::run_cli(
+        &config,
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+        out_tty,
+        err_tty,
+    )
+}
+
+/// `tpi explain FILE FUNCTION [TARGET]` (report/explain.rs).
+#[derive(Args, Debug)]
+struct ExplainArgs {
+    /// Analyse with keep_input_mutations off (torch.compile keeps them on).
+    #[arg(long)]
+    no_keep_input_mutations: bool,
+    /// The program; `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The entry function.
+    #[arg(value_name = "FUNCTION")]
+    function: String,
+    /// An input name or an output index (`0`); without it, the graph mode.
+    #[arg(value_name = "INPUT|OUTPUT")]
+    target: Option<String>,
+}
+
+fn explain(args: &ExplainArgs) -> u8 {
+    let file = match load(&args.file) {
+        Ok(file) => file,
+        Err(status) => return status,
+    };
+    let options = Options {
+        keep_input_mutations: !args.no_keep_input_mutations,
+    };
+    let outcome = tpi::check(&file, &options);
+    let color = render::use_color(std::io::stdout().is_terminal());
+    match tpi::report::explain::explain(
+        &file,
+        &outcome,
+        &args.function,
+        args.target.as_deref(),
+        color,
+    ) {
+        Ok(explanation) => {
+            out(&explanation.text);
+            if explanation.rejected {
+                EXIT_PROGRAM_ERROR
+            } else {
+                EXIT_OK
+            }
+        }
+        Err(message) => {
+            eprintln!("tpi: {message}");
+            EXIT_USAGE
+        }
+    }
 }
 
 /// Reads and decodes a file for the dumps; on failure, says why and gives

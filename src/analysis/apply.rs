@@ -30,7 +30,11 @@ pub struct Args<'o> {
 
 impl Args<'_> {
     fn idx(&self, name: &str) -> usize {
-        self.op.params.iter().position(|p| p.name == name).unwrap_or(usize::MAX)
+        self.op
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .unwrap_or(usize::MAX)
     }
 
     pub fn get(&self, name: &str) -> &Value {
@@ -42,7 +46,11 @@ impl Args<'_> {
             Value::Tensor(t) => Ok(*t),
             other => Err(oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be a Tensor, not `{}`", self.op.name, other.type_name()),
+                format!(
+                    "{}(): argument `{name}` must be a Tensor, not `{}`",
+                    self.op.name,
+                    other.type_name()
+                ),
             )),
         }
     }
@@ -56,11 +64,18 @@ impl Args<'_> {
 
     pub fn int(&self, it: &mut Interp, name: &str) -> OpResult<i64> {
         match self.get(name) {
-            Value::Int(i) => it.m.sizes.concrete(i, &format!("{}()'s `{name}`", self.op.name)),
+            Value::Int(i) => {
+                it.m.sizes
+                    .concrete(i, &format!("{}()'s `{name}`", self.op.name))
+            }
             Value::Bool(b) => Ok(*b as i64),
             other => Err(oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be an int, not `{}`", self.op.name, other.type_name()),
+                format!(
+                    "{}(): argument `{name}` must be an int, not `{}`",
+                    self.op.name,
+                    other.type_name()
+                ),
             )),
         }
     }
@@ -71,7 +86,11 @@ impl Args<'_> {
             Value::Bool(b) => Ok(SymInt::int(*b as i64)),
             other => Err(oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be an int, not `{}`", self.op.name, other.type_name()),
+                format!(
+                    "{}(): argument `{name}` must be an int, not `{}`",
+                    self.op.name,
+                    other.type_name()
+                ),
             )),
         }
     }
@@ -89,7 +108,11 @@ impl Args<'_> {
             Value::Int(i) if i.as_int().is_some() => Ok(i.as_int() != Some(0)),
             other => Err(oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be a bool, not `{}`", self.op.name, other.type_name()),
+                format!(
+                    "{}(): argument `{name}` must be a bool, not `{}`",
+                    self.op.name,
+                    other.type_name()
+                ),
             )),
         }
     }
@@ -99,14 +122,23 @@ impl Args<'_> {
         to_syms(self.get(name)).ok_or_else(|| {
             oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be a tuple of ints, not `{}`", self.op.name, self.get(name).type_name()),
+                format!(
+                    "{}(): argument `{name}` must be a tuple of ints, not `{}`",
+                    self.op.name,
+                    self.get(name).type_name()
+                ),
             )
         })
     }
 
     pub fn ints(&self, it: &mut Interp, name: &str) -> OpResult<Vec<i64>> {
         let syms = self.syms(name)?;
-        syms.iter().map(|s| it.m.sizes.concrete(s, &format!("{}()'s `{name}`", self.op.name))).collect()
+        syms.iter()
+            .map(|s| {
+                it.m.sizes
+                    .concrete(s, &format!("{}()'s `{name}`", self.op.name))
+            })
+            .collect()
     }
 
     /// None, an int or a list of ints (dims).
@@ -124,7 +156,11 @@ impl Args<'_> {
             Value::Dtype(d) => Ok(Some(*d)),
             other => Err(oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be a torch.dtype, not `{}`", self.op.name, other.type_name()),
+                format!(
+                    "{}(): argument `{name}` must be a torch.dtype, not `{}`",
+                    self.op.name,
+                    other.type_name()
+                ),
             )),
         }
     }
@@ -135,14 +171,24 @@ impl Args<'_> {
             Value::MemoryFormat(f) => Ok(Some(*f)),
             other => Err(oe(
                 "arguments",
-                format!("{}(): argument `{name}` must be a torch.memory_format, not `{}`", self.op.name, other.type_name()),
+                format!(
+                    "{}(): argument `{name}` must be a torch.memory_format, not `{}`",
+                    self.op.name,
+                    other.type_name()
+                ),
             )),
         }
     }
 
     pub fn tensors(&self, name: &str) -> OpResult<Vec<TensorId>> {
         let items = self.get(name).sequence().ok_or_else(|| {
-            oe("arguments", format!("{}(): argument `{name}` must be a tuple or list of tensors", self.op.name))
+            oe(
+                "arguments",
+                format!(
+                    "{}(): argument `{name}` must be a tuple or list of tensors",
+                    self.op.name
+                ),
+            )
         })?;
         items
             .iter()
@@ -150,7 +196,11 @@ impl Args<'_> {
                 Value::Tensor(t) => Ok(*t),
                 other => Err(oe(
                     "arguments",
-                    format!("{}(): expected a tensor in `{name}`, got `{}`", self.op.name, other.type_name()),
+                    format!(
+                        "{}(): expected a tensor in `{name}`, got `{}`",
+                        self.op.name,
+                        other.type_name()
+                    ),
                 )),
             })
             .collect()
@@ -211,7 +261,13 @@ pub fn to_syms(v: &Value) -> Option<Vec<SymInt>> {
 }
 
 fn int_list_str(v: &[i64]) -> String {
-    format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 // ---------------------------------------------------------------- entry
@@ -219,7 +275,10 @@ fn int_list_str(v: &[i64]) -> String {
 pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) -> R<Value> {
     let a = Args { op, v: args };
     // F.relu(x, inplace=True) and friends are the in-place op.
-    if !op.derived_inplace && op.params.iter().any(|p| p.name == "inplace") && matches!(a.get("inplace"), Value::Bool(true)) {
+    if !op.derived_inplace
+        && op.params.iter().any(|p| p.name == "inplace")
+        && matches!(a.get("inplace"), Value::Bool(true))
+    {
         let inplace_name = format!("{}_", op.name);
         if let Some(ip) = OpTable::get().lookup(&inplace_name) {
             return apply_inplace(it, ip, a, span);
@@ -243,7 +302,8 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
         OpClass::Autograd => autograd_op(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Creation => creation(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Functional => {
-            let (metas, _, result_fixups) = functional(it, op, &a, span).map_err(|e| op_error(e, span))?;
+            let (metas, _, result_fixups) =
+                functional(it, op, &a, span).map_err(|e| op_error(e, span))?;
             if let Some(v) = result_fixups {
                 return Ok(v);
             }
@@ -252,7 +312,8 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
                 outs.push(it.m.fresh(m, span, op.name));
             }
             let named = named_inputs(&a);
-            it.m.record_history(&saved_variant(&a), false, &named, &outs, span).map_err(|e| op_error(e, span))?;
+            it.m.record_history(&saved_variant(&a), false, &named, &outs, span)
+                .map_err(|e| op_error(e, span))?;
             // Integer outputs (indices) never require grad: detach them from the node.
             for &o in &outs {
                 if !it.m.tensors[o].dtype.can_require_grad() {
@@ -272,9 +333,16 @@ fn returns_tuple(op: &str) -> bool {
     matches!(op, "sort" | "topk" | "max" | "min")
 }
 
-fn make_view(it: &mut Interp, base: TensorId, meta: Meta, op: &'static str, span: Span) -> R<TensorId> {
+fn make_view(
+    it: &mut Interp,
+    base: TensorId,
+    meta: Meta,
+    op: &'static str,
+    span: Span,
+) -> R<TensorId> {
     let autograd_view = !matches!(op, "detach");
-    it.m.view_of(base, meta, op, false, autograd_view, span).map_err(|e| op_error(e, span))
+    it.m.view_of(base, meta, op, false, autograd_view, span)
+        .map_err(|e| op_error(e, span))
 }
 
 // ---------------------------------------------------------------- dtypes
@@ -304,7 +372,9 @@ fn operand(v: &Value) -> Option<Operand> {
 }
 
 fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
-    let (Some(h), l) = (higher, lower) else { return lower };
+    let (Some(h), l) = (higher, lower) else {
+        return lower;
+    };
     if h.is_complex() {
         return Some(h);
     }
@@ -328,7 +398,8 @@ fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DTy
 /// ATen's `result_type`: tensors with dims, then zero-dim tensors, then
 /// wrapped numbers, each only when of a higher category.
 pub fn result_type(it: &Interp, ops: &[Operand]) -> DType {
-    let (mut dim, mut zero, mut wrapped): (Option<DType>, Option<DType>, Option<DType>) = (None, None, None);
+    let (mut dim, mut zero, mut wrapped): (Option<DType>, Option<DType>, Option<DType>) =
+        (None, None, None);
     let promote = |acc: Option<DType>, d: DType| Some(acc.map_or(d, |a| DType::promote(a, d)));
     for o in ops {
         match o {
@@ -372,7 +443,12 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         if let Value::None = v {
             continue;
         }
-        let o = operand(v).ok_or_else(|| oe("arguments", format!("expected a tensor or a number, got `{}`", v.type_name())))?;
+        let o = operand(v).ok_or_else(|| {
+            oe(
+                "arguments",
+                format!("expected a tensor or a number, got `{}`", v.type_name()),
+            )
+        })?;
         if let Operand::Tensor(t) = o {
             let ts = it.m.t(t).sizes.clone();
             sizes = shape::broadcast_shapes(&sizes, &ts, &mut it.m.sizes)?;
@@ -392,13 +468,20 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         "bool" => DType::Bool,
         "int" => {
             if !common.is_integral() {
-                return Err(oe("other", format!("bitwise ops are not implemented for '{}'", common.name())));
+                return Err(oe(
+                    "other",
+                    format!("bitwise ops are not implemented for '{}'", common.name()),
+                ));
             }
             common
         }
         _ => common,
     };
-    Ok(Pointwise { sizes, dtype, tensors })
+    Ok(Pointwise {
+        sizes,
+        dtype,
+        tensors,
+    })
 }
 
 fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Vec<SymInt>> {
@@ -450,7 +533,12 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
         if !matches!(v, Value::Tensor(_)) && scalar_dtype(v).is_none() {
             return Err(err(
                 "type",
-                format!("unsupported operand types for {}: `{}` and `{}`", op.symbol(), l.type_name(), r.type_name()),
+                format!(
+                    "unsupported operand types for {}: `{}` and `{}`",
+                    op.symbol(),
+                    l.type_name(),
+                    r.type_name()
+                ),
                 span,
             ));
         }
@@ -469,7 +557,13 @@ pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span
         CmpOp::Le => "le",
         CmpOp::Gt => "gt",
         CmpOp::Ge => "ge",
-        _ => return Err(err("unsupported", format!("`{}` on tensors is not supported", op.symbol()), span)),
+        _ => {
+            return Err(err(
+                "unsupported",
+                format!("`{}` on tensors is not supported", op.symbol()),
+                span,
+            ))
+        }
     };
     // 2 < x is x > 2.
     let (name, l, r) = if matches!(l, Value::Tensor(_)) {
@@ -492,7 +586,13 @@ pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span
 
 // ---------------------------------------------------------------- attributes and queries
 
-pub fn tensor_attr(it: &mut Interp, t: TensorId, attr: &str, attr_span: Span, span: Span) -> R<Value> {
+pub fn tensor_attr(
+    it: &mut Interp,
+    t: TensorId,
+    attr: &str,
+    attr_span: Span,
+    span: Span,
+) -> R<Value> {
     let tt = it.m.t(t).clone();
     Ok(match attr {
         "shape" => Value::tuple(tt.sizes.iter().cloned().map(Value::Int).collect()),
@@ -513,27 +613,47 @@ pub fn tensor_attr(it: &mut Interp, t: TensorId, attr: &str, attr_span: Span, sp
         "T" => {
             let n = tt.sizes.len() as i64;
             let dims: Vec<Value> = (0..n).rev().map(Value::int).collect();
-            return it.call_op("permute", vec![Value::Tensor(t), Value::tuple(dims)], Vec::new(), span);
+            return it.call_op(
+                "permute",
+                vec![Value::Tensor(t), Value::tuple(dims)],
+                Vec::new(),
+                span,
+            );
         }
         "mT" => {
             if tt.sizes.len() < 2 {
                 return Err(err("dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.", span));
             }
-            return it.call_op("transpose", vec![Value::Tensor(t), Value::int(-2), Value::int(-1)], Vec::new(), span);
+            return it.call_op(
+                "transpose",
+                vec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+                Vec::new(),
+                span,
+            );
         }
         "H" | "mH" => {
             if attr == "H" && tt.sizes.len() != 2 && !tt.sizes.is_empty() {
-                return Err(err("other", "tensor.H is only supported on matrices (2-D tensors).", span));
+                return Err(err(
+                    "other",
+                    "tensor.H is only supported on matrices (2-D tensors).",
+                    span,
+                ));
             }
             if tt.sizes.len() < 2 {
                 return Ok(Value::Tensor(t));
             }
-            return it.call_op("transpose", vec![Value::Tensor(t), Value::int(-2), Value::int(-1)], Vec::new(), span);
+            return it.call_op(
+                "transpose",
+                vec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+                Vec::new(),
+                span,
+            );
         }
         "real" => return it.call_op("real", vec![Value::Tensor(t)], Vec::new(), span),
         "imag" => return it.call_op("imag", vec![Value::Tensor(t)], Vec::new(), span),
         "data" => {
-            return Err(err("unsupported", "`.data` is not supported", attr_span).with_help("use `.detach()`"));
+            return Err(err("unsupported", "`.data` is not supported", attr_span)
+                .with_help("use `.detach()`"));
         }
         _ => {
             if is_query(attr) || OpTable::get().lookup(attr).is_some_and(|o| o.method) {
@@ -543,8 +663,25 @@ pub fn tensor_attr(it: &mut Interp, t: TensorId, attr: &str, attr_span: Span, sp
                 }
             } else {
                 let table = OpTable::get();
-                let names = table.names(|o| o.method).chain(QUERIES.iter().copied()).chain(["shape", "ndim", "dtype", "requires_grad", "is_leaf", "T", "mT", "H"]);
-                let mut d = err("unknown-op", format!("tensors have no method or attribute `{attr}` that tpi knows"), attr_span).with_label("unknown here");
+                let names = table
+                    .names(|o| o.method)
+                    .chain(QUERIES.iter().copied())
+                    .chain([
+                        "shape",
+                        "ndim",
+                        "dtype",
+                        "requires_grad",
+                        "is_leaf",
+                        "T",
+                        "mT",
+                        "H",
+                    ]);
+                let mut d = err(
+                    "unknown-op",
+                    format!("tensors have no method or attribute `{attr}` that tpi knows"),
+                    attr_span,
+                )
+                .with_label("unknown here");
                 if let Some(s) = crate::ops::did_you_mean(attr, names) {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
@@ -555,8 +692,24 @@ pub fn tensor_attr(it: &mut Interp, t: TensorId, attr: &str, attr_span: Span, sp
 }
 
 const QUERIES: &[&str] = &[
-    "size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset", "is_contiguous", "is_floating_point",
-    "is_complex", "element_size", "item", "tolist", "type", "untyped_storage", "data_ptr", "get_device", "is_inference",
+    "size",
+    "dim",
+    "ndimension",
+    "numel",
+    "nelement",
+    "stride",
+    "storage_offset",
+    "is_contiguous",
+    "is_floating_point",
+    "is_complex",
+    "element_size",
+    "item",
+    "tolist",
+    "type",
+    "untyped_storage",
+    "data_ptr",
+    "get_device",
+    "is_inference",
 ];
 
 fn is_query(name: &str) -> bool {
@@ -583,23 +736,45 @@ pub fn tensor_method(
             let args = it.bind(op, all, kw, span)?;
             apply(it, op, args, span)
         }
-        None => Err(err("unknown-op", format!("`{name}` is not a tensor method tpi knows"), func_span)),
+        None => Err(err(
+            "unknown-op",
+            format!("`{name}` is not a tensor method tpi knows"),
+            func_span,
+        )),
     }
 }
 
-fn query(it: &mut Interp, t: TensorId, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+fn query(
+    it: &mut Interp,
+    t: TensorId,
+    name: &str,
+    pos: Vec<Value>,
+    kw: Vec<(String, Value)>,
+    span: Span,
+) -> R<Value> {
     let tt = it.m.t(t).clone();
     let dim_arg = |it: &mut Interp, v: Option<&Value>| -> R<Option<usize>> {
         match v {
             None | Some(Value::None) => Ok(None),
             Some(Value::Int(i)) => {
-                let d = it.m.sizes.concrete(i, "a dim").map_err(|e| op_error(e, span))?;
-                shape::wrap_dim(d, tt.sizes.len()).map(Some).map_err(|e| op_error(e, span))
+                let d =
+                    it.m.sizes
+                        .concrete(i, "a dim")
+                        .map_err(|e| op_error(e, span))?;
+                shape::wrap_dim(d, tt.sizes.len())
+                    .map(Some)
+                    .map_err(|e| op_error(e, span))
             }
-            Some(other) => Err(err("type", format!("a dim must be an int, not `{}`", other.type_name()), span)),
+            Some(other) => Err(err(
+                "type",
+                format!("a dim must be an int, not `{}`", other.type_name()),
+                span,
+            )),
         }
     };
-    let first = pos.first().or(kw.iter().find(|(k, _)| k == "dim").map(|(_, v)| v));
+    let first = pos
+        .first()
+        .or(kw.iter().find(|(k, _)| k == "dim").map(|(_, v)| v));
     Ok(match name {
         "size" => match dim_arg(it, first)? {
             Some(d) => Value::Int(tt.sizes[d].clone()),
@@ -613,11 +788,20 @@ fn query(it: &mut Interp, t: TensorId, name: &str, pos: Vec<Value>, kw: Vec<(Str
         "numel" | "nelement" => Value::Int(it.m.numel(t).map_err(|e| op_error(e, span))?),
         "storage_offset" => Value::Int(tt.offset.clone()),
         "is_contiguous" => {
-            let f = match first.or(kw.iter().find(|(k, _)| k == "memory_format").map(|(_, v)| v)) {
+            let f = match first.or(kw
+                .iter()
+                .find(|(k, _)| k == "memory_format")
+                .map(|(_, v)| v))
+            {
                 Some(Value::MemoryFormat(f)) => *f,
                 _ => MemoryFormat::Contiguous,
             };
-            Value::Bool(shape::is_contiguous_as(&tt.sizes, &tt.strides, f, &mut it.m.sizes))
+            Value::Bool(shape::is_contiguous_as(
+                &tt.sizes,
+                &tt.strides,
+                f,
+                &mut it.m.sizes,
+            ))
         }
         "is_floating_point" => Value::Bool(tt.dtype.is_floating()),
         "is_complex" => Value::Bool(tt.dtype.is_complex()),
@@ -625,9 +809,19 @@ fn query(it: &mut Interp, t: TensorId, name: &str, pos: Vec<Value>, kw: Vec<(Str
         "is_inference" => Value::Bool(tt.is_inference),
         "get_device" => Value::int(-1),
         "item" | "tolist" | "data_ptr" => {
-            return Err(err("data-dependent", format!("`.{name}()` reads the tensor's data, which tpi does not know"), span))
+            return Err(err(
+                "data-dependent",
+                format!("`.{name}()` reads the tensor's data, which tpi does not know"),
+                span,
+            ))
         }
-        _ => return Err(err("unsupported", format!("`.{name}()` is not supported"), span)),
+        _ => {
+            return Err(err(
+                "unsupported",
+                format!("`.{name}()` is not supported"),
+                span,
+            ))
+        }
     })
 }
 
@@ -637,7 +831,6 @@ enum ViewResult {
     Same,
     View(Meta),
 }
-
 
 /// The metadata of the view an op makes of `self`.
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
@@ -681,11 +874,21 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let sizes = a.syms("size")?;
             let strides = a.syms("stride")?;
             if sizes.len() != strides.len() {
-                return Err(oe("other", format!("mismatch in length of strides and shape: {} vs {}", strides.len(), sizes.len())));
+                return Err(oe(
+                    "other",
+                    format!(
+                        "mismatch in length of strides and shape: {} vs {}",
+                        strides.len(),
+                        sizes.len()
+                    ),
+                ));
             }
             for s in sizes.iter().chain(&strides) {
                 if it.m.sizes.lt_int(s, 0) {
-                    return Err(oe("other", "as_strided: negative sizes or strides are not allowed"));
+                    return Err(oe(
+                        "other",
+                        "as_strided: negative sizes or strides are not allowed",
+                    ));
                 }
             }
             meta.sizes = sizes;
@@ -695,7 +898,11 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
         }
         "expand" | "expand_as" => {
-            let target = if rule == "expand_as" { it.m.t(a.tensor("other")?).sizes.clone() } else { a.syms("size")? };
+            let target = if rule == "expand_as" {
+                it.m.t(a.tensor("other")?).sizes.clone()
+            } else {
+                a.syms("size")?
+            };
             let (sizes, strides) = expand_geometry(it, &t, &target)?;
             meta.sizes = sizes;
             meta.strides = strides;
@@ -711,7 +918,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "t" => {
             if nd > 2 {
-                return Err(oe("dim-out-of-range", format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D")));
+                return Err(oe(
+                    "dim-out-of-range",
+                    format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
+                ));
             }
             if nd == 2 {
                 meta.sizes.swap(0, 1);
@@ -762,21 +972,33 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if src.len() != dst.len() {
                 return Err(oe("other", format!("movedim: Invalid source or destination dims: source ({}) dims should contain the same number of dims as destination ({}) dims", int_list_str(&src), int_list_str(&dst))));
             }
-            let src: Vec<usize> = src.iter().map(|&d| shape::wrap_dim(d, nd)).collect::<OpResult<_>>()?;
-            let dst: Vec<usize> = dst.iter().map(|&d| shape::wrap_dim(d, nd)).collect::<OpResult<_>>()?;
+            let src: Vec<usize> = src
+                .iter()
+                .map(|&d| shape::wrap_dim(d, nd))
+                .collect::<OpResult<_>>()?;
+            let dst: Vec<usize> = dst
+                .iter()
+                .map(|&d| shape::wrap_dim(d, nd))
+                .collect::<OpResult<_>>()?;
             let mut order: Vec<Option<usize>> = vec![None; nd];
             for (&s, &d) in src.iter().zip(&dst) {
                 order[d] = Some(s);
             }
             let mut rest = (0..nd).filter(|d| !src.contains(d));
-            let perm: Vec<usize> = order.into_iter().map(|o| o.unwrap_or_else(|| rest.next().unwrap_or(0))).collect();
+            let perm: Vec<usize> = order
+                .into_iter()
+                .map(|o| o.unwrap_or_else(|| rest.next().unwrap_or(0)))
+                .collect();
             meta.sizes = perm.iter().map(|&d| t.sizes[d].clone()).collect();
             meta.strides = perm.iter().map(|&d| t.strides[d].clone()).collect();
         }
         "squeeze" => {
             let dims: Vec<usize> = match a.opt_dims(it, "dim")? {
                 None => (0..nd).collect(),
-                Some(ds) => ds.iter().map(|&d| shape::wrap_dim(d, nd)).collect::<OpResult<_>>()?,
+                Some(ds) => ds
+                    .iter()
+                    .map(|&d| shape::wrap_dim(d, nd))
+                    .collect::<OpResult<_>>()?,
             };
             let mut sizes = Vec::new();
             let mut strides = Vec::new();
@@ -792,7 +1014,11 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "unsqueeze" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
-            let stride = if d >= nd { SymInt::int(1) } else { it.m.sizes.mul(&t.sizes[d], &t.strides[d])? };
+            let stride = if d >= nd {
+                SymInt::int(1)
+            } else {
+                it.m.sizes.mul(&t.sizes[d], &t.strides[d])?
+            };
             meta.sizes.insert(d, SymInt::int(1));
             meta.strides.insert(d, stride);
         }
@@ -809,7 +1035,12 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             sizes.extend(parts);
             sizes.extend_from_slice(&t.sizes[d + 1..]);
             let strides = shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)?
-                .ok_or_else(|| oe("view-stride", "view size is not compatible with input tensor's size and stride"))?;
+                .ok_or_else(|| {
+                    oe(
+                        "view-stride",
+                        "view size is not compatible with input tensor's size and stride",
+                    )
+                })?;
             meta.sizes = sizes;
             meta.strides = strides;
         }
@@ -823,13 +1054,19 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
             let end = it.m.sizes.add(&start, &length)?;
             if it.m.sizes.lt_int(&start, 0) || it.m.sizes.lt(&size, &end) {
-                return Err(oe("index-out-of-range", format!("start ({start}) + length ({length}) exceeds dimension size ({size}).")));
+                return Err(oe(
+                    "index-out-of-range",
+                    format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
+                ));
             }
             return slice_meta(it, &t, d, Some(start), Some(end), 1, true).map(ViewResult::View);
         }
         "select" => {
             if nd == 0 {
-                return Err(oe("index-out-of-range", "select() cannot be applied to a 0-dim tensor."));
+                return Err(oe(
+                    "index-out-of-range",
+                    "select() cannot be applied to a 0-dim tensor.",
+                ));
             }
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let idx = a.sym("index")?;
@@ -853,19 +1090,28 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
             let d2 = shape::wrap_dim(a.int(it, "dim2")?, nd)?;
             if d1 == d2 {
-                return Err(oe("other", format!("diagonal dimensions cannot be identical {d1}, {d2}")));
+                return Err(oe(
+                    "other",
+                    format!("diagonal dimensions cannot be identical {d1}, {d2}"),
+                ));
             }
             let s1 = it.m.sizes.concrete(&t.sizes[d1], "diagonal")?;
             let s2 = it.m.sizes.concrete(&t.sizes[d2], "diagonal")?;
             let (len, start) = if off >= 0 {
-                ((s1.min(s2 - off)).max(0), off.min(s2.max(0)) * 1)
+                ((s1.min(s2 - off)).max(0), off.min(s2.max(0)))
             } else {
                 ((s1 + off).min(s2).max(0), (-off).min(s1.max(0)))
             };
             let mut offset = meta.offset.clone();
             if len > 0 {
-                let st = if off >= 0 { &t.strides[d2] } else { &t.strides[d1] };
-                offset = it.m.sizes.add(&offset, &it.m.sizes.mul(st, &SymInt::int(start))?)?;
+                let st = if off >= 0 {
+                    &t.strides[d2]
+                } else {
+                    &t.strides[d1]
+                };
+                offset =
+                    it.m.sizes
+                        .add(&offset, &it.m.sizes.mul(st, &SymInt::int(start))?)?;
             }
             let mut sizes = Vec::new();
             let mut strides = Vec::new();
@@ -877,7 +1123,12 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
             sizes.push(SymInt::int(len));
             strides.push(it.m.sizes.add(&t.strides[d1], &t.strides[d2])?);
-            meta = Meta { sizes, strides, offset, dtype: t.dtype };
+            meta = Meta {
+                sizes,
+                strides,
+                offset,
+                dtype: t.dtype,
+            };
         }
         "unfold" => {
             let d = shape::wrap_dim(a.int(it, "dimension")?, nd)?;
@@ -886,11 +1137,25 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if step <= 0 {
                 return Err(oe("other", format!("step is {step} but must be > 0")));
             }
-            let dim_size = if nd == 0 { SymInt::int(1) } else { t.sizes[d].clone() };
+            let dim_size = if nd == 0 {
+                SymInt::int(1)
+            } else {
+                t.sizes[d].clone()
+            };
             if it.m.sizes.lt(&dim_size, &size) {
-                return Err(oe("other", format!("maximum size for tensor at dimension {d} is {dim_size} but size is {size}")));
+                return Err(oe(
+                    "other",
+                    format!(
+                        "maximum size for tensor at dimension {d} is {dim_size} but size is {size}"
+                    ),
+                ));
             }
-            let n = it.m.sizes.add(&it.m.sizes.floordiv(&it.m.sizes.sub(&dim_size, &size)?, &SymInt::int(step))?, &SymInt::int(1))?;
+            let n = it.m.sizes.add(
+                &it.m
+                    .sizes
+                    .floordiv(&it.m.sizes.sub(&dim_size, &size)?, &SymInt::int(step))?,
+                &SymInt::int(1),
+            )?;
             if nd == 0 {
                 meta.sizes = vec![size];
                 meta.strides = vec![SymInt::int(1)];
@@ -908,7 +1173,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 if rule == "real" {
                     return Ok(ViewResult::Same);
                 }
-                return Err(oe("other", "imag is not implemented for tensors with non-complex dtypes."));
+                return Err(oe(
+                    "other",
+                    "imag is not implemented for tensors with non-complex dtypes.",
+                ));
             }
             meta = view_as_real_meta(it, &t)?;
             meta.sizes.pop();
@@ -919,19 +1187,28 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "view_as_real" => {
             if !t.dtype.is_complex() {
-                return Err(oe("other", "view_as_real is only supported for complex tensors"));
+                return Err(oe(
+                    "other",
+                    "view_as_real is only supported for complex tensors",
+                ));
             }
             meta = view_as_real_meta(it, &t)?;
         }
         "view_as_complex" => {
             if !matches!(t.dtype, DType::F32 | DType::F64 | DType::F16) {
-                return Err(oe("other", "view_as_complex is only supported for float, double and half tensors"));
+                return Err(oe(
+                    "other",
+                    "view_as_complex is only supported for float, double and half tensors",
+                ));
             }
             if nd == 0 || !it.m.sizes.eq_int(&t.sizes[nd - 1], 2) {
                 return Err(oe("other", "Tensor must have a last dimension of size 2"));
             }
             if !it.m.sizes.eq_int(&t.strides[nd - 1], 1) {
-                return Err(oe("other", "Tensor must have a last dimension with stride 1"));
+                return Err(oe(
+                    "other",
+                    "Tensor must have a last dimension with stride 1",
+                ));
             }
             meta.sizes.pop();
             meta.strides.pop();
@@ -966,16 +1243,27 @@ fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
 
 fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
     let (a, b) = (t.dtype.itemsize(), d.itemsize());
-    let mut meta = Meta { sizes: t.sizes.clone(), strides: t.strides.clone(), offset: t.offset.clone(), dtype: d };
+    let mut meta = Meta {
+        sizes: t.sizes.clone(),
+        strides: t.strides.clone(),
+        offset: t.offset.clone(),
+        dtype: d,
+    };
     if a == b {
         return Ok(meta);
     }
     let nd = t.sizes.len();
     if nd == 0 {
-        return Err(oe("other", "self.dim() cannot be 0 to view a tensor as a dtype with a different element size"));
+        return Err(oe(
+            "other",
+            "self.dim() cannot be 0 to view a tensor as a dtype with a different element size",
+        ));
     }
     if !it.m.sizes.eq_int(&t.strides[nd - 1], 1) {
-        return Err(oe("other", "self.stride(-1) must be 1 to view a tensor as a dtype with a different element size"));
+        return Err(oe(
+            "other",
+            "self.stride(-1) must be 1 to view a tensor as a dtype with a different element size",
+        ));
     }
     if a > b {
         let f = a / b;
@@ -996,11 +1284,18 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
 }
 
 /// `inferExpandGeometry`.
-fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(Vec<SymInt>, Vec<SymInt>)> {
+fn expand_geometry(
+    it: &mut Interp,
+    t: &Tensor,
+    target: &[SymInt],
+) -> OpResult<(Vec<SymInt>, Vec<SymInt>)> {
     let nd = target.len();
     let td = t.sizes.len();
     if nd < td && it.m.mode == Mode::Analysis {
-        return Err(oe("other", "expand: the requested shape has too few dimensions!"));
+        return Err(oe(
+            "other",
+            "expand: the requested shape has too few dimensions!",
+        ));
     }
     if nd < td {
         return Err(oe(
@@ -1014,9 +1309,15 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
         let offset = nd - 1 - i;
         let dim = td as i64 - 1 - offset as i64;
         let (mut size, mut stride) = if dim >= 0 {
-            (t.sizes[dim as usize].clone(), t.strides[dim as usize].clone())
+            (
+                t.sizes[dim as usize].clone(),
+                t.strides[dim as usize].clone(),
+            )
         } else if i + 1 < nd {
-            (SymInt::int(1), it.m.sizes.mul(&sizes[i + 1], &strides[i + 1])?)
+            (
+                SymInt::int(1),
+                it.m.sizes.mul(&sizes[i + 1], &strides[i + 1])?,
+            )
         } else {
             (SymInt::int(1), SymInt::int(1))
         };
@@ -1049,27 +1350,52 @@ fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<M
     if it.m.sizes.lt(&idx, &neg_size) || it.m.sizes.le(&size, &idx) {
         return Err(oe(
             "index-out-of-range",
-            format!("select(): index {idx} out of range for tensor of size {} at dimension {d}", show(&t.sizes)),
+            format!(
+                "select(): index {idx} out of range for tensor of size {} at dimension {d}",
+                show(&t.sizes)
+            ),
         ));
     }
-    let idx = if it.m.sizes.lt_int(&idx, 0) { it.m.sizes.add(&idx, &size)? } else { idx };
-    let offset = it.m.sizes.add(&t.offset, &it.m.sizes.mul(&idx, &t.strides[d])?)?;
+    let idx = if it.m.sizes.lt_int(&idx, 0) {
+        it.m.sizes.add(&idx, &size)?
+    } else {
+        idx
+    };
+    let offset =
+        it.m.sizes
+            .add(&t.offset, &it.m.sizes.mul(&idx, &t.strides[d])?)?;
     let mut sizes = t.sizes.clone();
     let mut strides = t.strides.clone();
     sizes.remove(d);
     strides.remove(d);
-    Ok(Meta { sizes, strides, offset, dtype: t.dtype })
+    Ok(Meta {
+        sizes,
+        strides,
+        offset,
+        dtype: t.dtype,
+    })
 }
 
 /// `slice(dim, start, end, step)` with Python's clamping of bounds.
-fn slice_meta(it: &mut Interp, t: &Tensor, d: usize, start: Option<SymInt>, end: Option<SymInt>, step: i64, exact: bool) -> OpResult<Meta> {
+fn slice_meta(
+    it: &mut Interp,
+    t: &Tensor,
+    d: usize,
+    start: Option<SymInt>,
+    end: Option<SymInt>,
+    step: i64,
+    exact: bool,
+) -> OpResult<Meta> {
     if step <= 0 {
         return Err(oe("other", "slice step must be positive"));
     }
     let s = &mut it.m.sizes;
     let size = t.sizes[d].clone();
     let zero = SymInt::int(0);
-    let norm = |v: Option<SymInt>, default: SymInt, s: &mut crate::ops::shape::Sizes| -> OpResult<SymInt> {
+    let norm = |v: Option<SymInt>,
+                default: SymInt,
+                s: &mut crate::ops::shape::Sizes|
+     -> OpResult<SymInt> {
         let Some(mut v) = v else { return Ok(default) };
         if !exact && s.lt_int(&v, 0) {
             v = s.add(&v, &size)?;
@@ -1087,13 +1413,22 @@ fn slice_meta(it: &mut Interp, t: &Tensor, d: usize, start: Option<SymInt>, end:
         end = start.clone();
     }
     let len = s.sub(&end, &start)?;
-    let n = if step == 1 { len } else { s.floordiv(&s.add(&len, &SymInt::int(step - 1))?, &SymInt::int(step))? };
+    let n = if step == 1 {
+        len
+    } else {
+        s.floordiv(&s.add(&len, &SymInt::int(step - 1))?, &SymInt::int(step))?
+    };
     let offset = s.add(&t.offset, &s.mul(&start, &t.strides[d])?)?;
     let mut sizes = t.sizes.clone();
     let mut strides = t.strides.clone();
     sizes[d] = n;
     strides[d] = s.mul(&strides[d], &SymInt::int(step))?;
-    Ok(Meta { sizes, strides, offset, dtype: t.dtype })
+    Ok(Meta {
+        sizes,
+        strides,
+        offset,
+        dtype: t.dtype,
+    })
 }
 
 // ---------------------------------------------------------------- indexing
@@ -1105,7 +1440,7 @@ enum Index {
     None,
     Ellipsis,
     Tensor(TensorId),
-    Bool(bool),
+    Bool,
 }
 
 fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
@@ -1117,7 +1452,7 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
     for v in items {
         out.push(match v {
             Value::Int(i) => Index::Int(i),
-            Value::Bool(b) => Index::Bool(b),
+            Value::Bool(_) => Index::Bool,
             Value::Slice(a, b, c) => Index::Slice(a, b, c),
             Value::None => Index::None,
             Value::Ellipsis => Index::Ellipsis,
@@ -1129,7 +1464,13 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
                     _ => return Err(err("type", "bad list index", span)),
                 }
             }
-            other => return Err(err("type", format!("a `{}` cannot index a tensor", other.type_name()), span)),
+            other => {
+                return Err(err(
+                    "type",
+                    format!("a `{}` cannot index a tensor", other.type_name()),
+                    span,
+                ))
+            }
         });
     }
     Ok(out)
@@ -1137,9 +1478,18 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
 
 /// Applies the basic (view) part of an index; returns the view and the
 /// advanced (tensor) indices with the dims they apply to.
-fn apply_slicing(it: &mut Interp, t: TensorId, items: &[Index], span: Span, single: bool) -> R<(TensorId, Vec<(usize, TensorId)>)> {
+fn apply_slicing(
+    it: &mut Interp,
+    t: TensorId,
+    items: &[Index],
+    span: Span,
+    single: bool,
+) -> R<(TensorId, Vec<(usize, TensorId)>)> {
     let nd = it.m.t(t).sizes.len();
-    let specified = items.iter().filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool(_))).count();
+    let specified = items
+        .iter()
+        .filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool))
+        .count();
     if nd == 0 && items.iter().any(|i| matches!(i, Index::Int(_))) {
         return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
     }
@@ -1161,14 +1511,30 @@ fn apply_slicing(it: &mut Interp, t: TensorId, items: &[Index], span: Span, sing
                     return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
                 }
                 let meta = select_meta(it, &tt, dim, i.clone()).map_err(|e| {
-                    op_error(OpError::new("index-out-of-range", format!("index {i} is out of bounds for dimension {dim} with size {}", tt.sizes[dim])), span).with_note(e.message)
+                    op_error(
+                        OpError::new(
+                            "index-out-of-range",
+                            format!(
+                                "index {i} is out of bounds for dimension {dim} with size {}",
+                                tt.sizes[dim]
+                            ),
+                        ),
+                        span,
+                    )
+                    .with_note(e.message)
                 })?;
-                cur = it.m.view_of(cur, meta, "select", false, true, span).map_err(|e| op_error(e, span))?;
+                cur =
+                    it.m.view_of(cur, meta, "select", false, true, span)
+                        .map_err(|e| op_error(e, span))?;
             }
             Index::Slice(a, b, c) => {
                 let tt = it.m.t(cur).clone();
                 let step = match c {
-                    Some(s) => it.m.sizes.concrete(s, "a slice step").map_err(|e| op_error(e, span))?,
+                    Some(s) => {
+                        it.m.sizes
+                            .concrete(s, "a slice step")
+                            .map_err(|e| op_error(e, span))?
+                    }
                     None => 1,
                 };
                 if step <= 0 {
@@ -1177,9 +1543,12 @@ fn apply_slicing(it: &mut Interp, t: TensorId, items: &[Index], span: Span, sing
                 let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
                     && b.as_ref().is_none_or(|x| it.m.sizes.le(&tt.sizes[dim], x))
                     && step == 1;
-                if !(full && !single) {
-                    let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false).map_err(|e| op_error(e, span))?;
-                    cur = it.m.view_of(cur, meta, "slice", false, true, span).map_err(|e| op_error(e, span))?;
+                if !full || single {
+                    let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false)
+                        .map_err(|e| op_error(e, span))?;
+                    cur =
+                        it.m.view_of(cur, meta, "slice", false, true, span)
+                            .map_err(|e| op_error(e, span))?;
                 }
                 dim += 1;
             }
@@ -1188,27 +1557,37 @@ fn apply_slicing(it: &mut Interp, t: TensorId, items: &[Index], span: Span, sing
                 let stride = if dim >= tt.sizes.len() {
                     SymInt::int(1)
                 } else {
-                    it.m.sizes.mul(&tt.sizes[dim], &tt.strides[dim]).map_err(|e| op_error(e, span))?
+                    it.m.sizes
+                        .mul(&tt.sizes[dim], &tt.strides[dim])
+                        .map_err(|e| op_error(e, span))?
                 };
                 let mut meta = it.m.meta_of(cur);
                 meta.sizes.insert(dim, SymInt::int(1));
                 meta.strides.insert(dim, stride);
-                cur = it.m.view_of(cur, meta, "unsqueeze", false, true, span).map_err(|e| op_error(e, span))?;
+                cur =
+                    it.m.view_of(cur, meta, "unsqueeze", false, true, span)
+                        .map_err(|e| op_error(e, span))?;
                 dim += 1;
             }
             Index::Ellipsis => {
                 dim += nd - specified;
                 if single {
                     let meta = it.m.meta_of(cur);
-                    cur = it.m.view_of(cur, meta, "alias", false, true, span).map_err(|e| op_error(e, span))?;
+                    cur =
+                        it.m.view_of(cur, meta, "alias", false, true, span)
+                            .map_err(|e| op_error(e, span))?;
                 }
             }
             Index::Tensor(ix) => {
                 advanced.push((dim, *ix));
                 dim += 1;
             }
-            Index::Bool(_) => {
-                return Err(err("unsupported", "indexing with a Python bool is not supported", span));
+            Index::Bool => {
+                return Err(err(
+                    "unsupported",
+                    "indexing with a Python bool is not supported",
+                    span,
+                ));
             }
         }
     }
@@ -1223,7 +1602,10 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
         if cur == t {
             // x[:, :] returns a fresh alias, never x itself.
             let meta = it.m.meta_of(cur);
-            return Ok(Value::Tensor(it.m.view_of(cur, meta, "alias", false, true, span).map_err(|e| op_error(e, span))?));
+            return Ok(Value::Tensor(
+                it.m.view_of(cur, meta, "alias", false, true, span)
+                    .map_err(|e| op_error(e, span))?,
+            ));
         }
         return Ok(Value::Tensor(cur));
     }
@@ -1231,36 +1613,70 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
 }
 
 /// `aten.index`: a copy with the indexed dims replaced by the broadcast index shape.
-fn advanced_index(it: &mut Interp, src: TensorId, adv: &[(usize, TensorId)], span: Span) -> R<Value> {
+fn advanced_index(
+    it: &mut Interp,
+    src: TensorId,
+    adv: &[(usize, TensorId)],
+    span: Span,
+) -> R<Value> {
     let st = it.m.t(src).clone();
     let mut idx_shape: Vec<SymInt> = Vec::new();
     for &(d, ix) in adv {
         let ixt = it.m.t(ix).clone();
-        let data_dependent = ixt.dtype == DType::Bool || ixt.dtype == DType::U8 || ixt.sizes.is_empty();
+        let data_dependent =
+            ixt.dtype == DType::Bool || ixt.dtype == DType::U8 || ixt.sizes.is_empty();
         if data_dependent && it.m.mode == Mode::Analysis {
-            let what = if ixt.sizes.is_empty() { "indexing with a 0-dim integer tensor reads its value" } else { "indexing with a boolean mask gives a data-dependent shape" };
-            return Err(err("data-dependent", what, span).with_help("use torch.where(mask, x, other) or index_select to keep the shape static"));
+            let what = if ixt.sizes.is_empty() {
+                "indexing with a 0-dim integer tensor reads its value"
+            } else {
+                "indexing with a boolean mask gives a data-dependent shape"
+            };
+            return Err(err("data-dependent", what, span).with_help(
+                "use torch.where(mask, x, other) or index_select to keep the shape static",
+            ));
         }
         if data_dependent {
             // Eager knows the data: an unknown number of selected elements.
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
-            let keep = if ixt.sizes.is_empty() { vec![] } else { vec![u] };
-            let rest: Vec<SymInt> = st.sizes.iter().skip(d + ixt.sizes.len().max(1)).cloned().collect();
+            let keep = if ixt.sizes.is_empty() {
+                vec![]
+            } else {
+                vec![u]
+            };
+            let rest: Vec<SymInt> = st
+                .sizes
+                .iter()
+                .skip(d + ixt.sizes.len().max(1))
+                .cloned()
+                .collect();
             let mut sizes = st.sizes[..d].to_vec();
             sizes.extend(keep);
             sizes.extend(rest);
-            let meta = it.m.contiguous_meta(sizes, st.dtype).map_err(|e| op_error(e, span))?;
-            let out = it.m.op_result(meta, "index", &[("self", Some(src))], span).map_err(|e| op_error(e, span))?;
+            let meta =
+                it.m.contiguous_meta(sizes, st.dtype)
+                    .map_err(|e| op_error(e, span))?;
+            let out =
+                it.m.op_result(meta, "index", &[("self", Some(src))], span)
+                    .map_err(|e| op_error(e, span))?;
             return Ok(Value::Tensor(out));
         }
         if !ixt.dtype.is_integral() {
-            return Err(err("other", "tensors used as indices must be long, int, byte or bool tensors", span));
+            return Err(err(
+                "other",
+                "tensors used as indices must be long, int, byte or bool tensors",
+                span,
+            ));
         }
         if d >= st.sizes.len() {
-            return Err(err("index-out-of-range", "too many indices for tensor", span));
+            return Err(err(
+                "index-out-of-range",
+                "too many indices for tensor",
+                span,
+            ));
         }
-        idx_shape = shape::broadcast_shapes(&idx_shape, &ixt.sizes, &mut it.m.sizes).map_err(|e| op_error(e, span))?;
+        idx_shape = shape::broadcast_shapes(&idx_shape, &ixt.sizes, &mut it.m.sizes)
+            .map_err(|e| op_error(e, span))?;
     }
     let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
     let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
@@ -1282,10 +1698,14 @@ fn advanced_index(it: &mut Interp, src: TensorId, adv: &[(usize, TensorId)], spa
             }
         }
     }
-    let meta = it.m.contiguous_meta(sizes, st.dtype).map_err(|e| op_error(e, span))?;
+    let meta =
+        it.m.contiguous_meta(sizes, st.dtype)
+            .map_err(|e| op_error(e, span))?;
     let mut inputs = vec![("self", Some(src))];
     inputs.extend(adv.iter().map(|(_, t)| ("indices", Some(*t))));
-    let out = it.m.op_result(meta, "index", &inputs, span).map_err(|e| op_error(e, span))?;
+    let out =
+        it.m.op_result(meta, "index", &inputs, span)
+            .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(out))
 }
 
@@ -1297,12 +1717,21 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             Value::Tensor(v) => Value::Tensor(v),
             other => {
                 let dtype = it.m.t(t).dtype;
-                let v = it.call_op("tensor", vec![other], vec![("dtype".into(), Value::Dtype(dtype))], span)?;
-                v
+                it.call_op(
+                    "tensor",
+                    vec![other],
+                    vec![("dtype".into(), Value::Dtype(dtype))],
+                    span,
+                )?
             }
         };
         let indices = Value::tuple(advanced.iter().map(|(_, ix)| Value::Tensor(*ix)).collect());
-        it.call_op("index_put_", vec![Value::Tensor(dst), indices, vals], Vec::new(), span)?;
+        it.call_op(
+            "index_put_",
+            vec![Value::Tensor(dst), indices, vals],
+            Vec::new(),
+            span,
+        )?;
         return Ok(());
     }
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
@@ -1312,29 +1741,67 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             if !vs.is_empty() && vs != ds {
                 // copy_to: expand_inplace(dst, value) first.
                 let vt = it.m.t(v).clone();
-                let trimmed: Vec<SymInt> = vt.sizes.iter().skip_while(|s| s.as_int() == Some(1)).cloned().collect();
-                let probe = Tensor { sizes: trimmed.clone(), strides: vec![SymInt::int(1); trimmed.len()], ..vt };
+                let trimmed: Vec<SymInt> = vt
+                    .sizes
+                    .iter()
+                    .skip_while(|s| s.as_int() == Some(1))
+                    .cloned()
+                    .collect();
+                let probe = Tensor {
+                    sizes: trimmed.clone(),
+                    strides: vec![SymInt::int(1); trimmed.len()],
+                    ..vt
+                };
                 expand_geometry(it, &probe, &ds).map_err(|e| op_error(e, span))?;
             }
             let same = it.m.t(v).sizes == it.m.t(dst).sizes;
             if !same && it.m.t(v).sizes.is_empty() {
-                it.call_op("fill_", vec![Value::Tensor(dst), Value::Tensor(v)], Vec::new(), span)?;
+                it.call_op(
+                    "fill_",
+                    vec![Value::Tensor(dst), Value::Tensor(v)],
+                    Vec::new(),
+                    span,
+                )?;
             } else {
-                it.call_op("copy_", vec![Value::Tensor(dst), Value::Tensor(v)], Vec::new(), span)?;
+                it.call_op(
+                    "copy_",
+                    vec![Value::Tensor(dst), Value::Tensor(v)],
+                    Vec::new(),
+                    span,
+                )?;
             }
         }
         other => {
             if scalar_dtype(&other).is_none() {
-                return Err(err("type", format!("cannot assign a `{}` into a tensor", other.type_name()), span));
+                return Err(err(
+                    "type",
+                    format!("cannot assign a `{}` into a tensor", other.type_name()),
+                    span,
+                ));
             }
             // valueToTensor: the number becomes a 0-d tensor of self's dtype.
             let dtype = it.m.t(t).dtype;
-            let meta = Meta { sizes: vec![], strides: vec![], offset: SymInt::int(0), dtype };
+            let meta = Meta {
+                sizes: vec![],
+                strides: vec![],
+                offset: SymInt::int(0),
+                dtype,
+            };
             let value = it.m.fresh(meta, span, "scalar_tensor");
             if it.m.t(dst).sizes.is_empty() {
-                it.call_op("copy_", vec![Value::Tensor(dst), Value::Tensor(value)], Vec::new(), span)?;
+                it.call_op(
+                    "copy_",
+                    vec![Value::Tensor(dst), Value::Tensor(value)],
+                    Vec::new(),
+                    span,
+                )?;
             } else {
-                it.call_op("fill_", vec![Value::Tensor(dst), Value::Tensor(value)], Vec::new(), span)?;
+                it.call_op(
+                    "fill_",
+                    vec![Value::Tensor(dst), Value::Tensor(value)],
+                    Vec::new(),
+                    span,
+                )?;
             }
         }
     }
@@ -1349,7 +1816,10 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     let nd = t.sizes.len();
     let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
     if nd == 0 {
-        return Err(oe("dim-out-of-range", "Dimension specified as 0 but tensor has no dimensions"));
+        return Err(oe(
+            "dim-out-of-range",
+            "Dimension specified as 0 but tensor has no dimensions",
+        ));
     }
     let size = t.sizes[d].clone();
     let mut metas = Vec::new();
@@ -1362,11 +1832,21 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
         }
         "split" | "split_with_sizes" | "chunk" => {
-            let sizes: Vec<SymInt> = match (op.rule, a.get(if op.rule == "split" { "split_size_or_sections" } else { "split_sizes" })) {
+            let sizes: Vec<SymInt> = match (
+                op.rule,
+                a.get(if op.rule == "split" {
+                    "split_size_or_sections"
+                } else {
+                    "split_sizes"
+                }),
+            ) {
                 ("chunk", _) => {
                     let chunks = a.int(it, "chunks")?;
                     if chunks <= 0 {
-                        return Err(oe("split", format!("chunk expects `chunks` to be greater than 0, got: {chunks}")));
+                        return Err(oe(
+                            "split",
+                            format!("chunk expects `chunks` to be greater than 0, got: {chunks}"),
+                        ));
                     }
                     let n = it.m.sizes.concrete(&size, "chunk")?;
                     let each = (n + chunks - 1) / chunks;
@@ -1398,7 +1878,8 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
                 (_, v) => {
-                    let parts = to_syms(v).ok_or_else(|| oe("arguments", "split sizes must be ints"))?;
+                    let parts =
+                        to_syms(v).ok_or_else(|| oe("arguments", "split sizes must be ints"))?;
                     let total = it.m.sizes.prod(&[])?;
                     let _ = total;
                     let mut sum = SymInt::int(0);
@@ -1417,7 +1898,15 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let mut start = SymInt::int(0);
             for s in sizes {
                 let end = it.m.sizes.add(&start, &s)?;
-                metas.push(slice_meta(it, &t, d, Some(start.clone()), Some(end.clone()), 1, true)?);
+                metas.push(slice_meta(
+                    it,
+                    &t,
+                    d,
+                    Some(start.clone()),
+                    Some(end.clone()),
+                    1,
+                    true,
+                )?);
                 start = end;
             }
         }
@@ -1429,7 +1918,10 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 Value::Int(s) => {
                     let k = it.m.sizes.concrete(s, "tensor_split")?;
                     if k <= 0 {
-                        return Err(oe("split", format!("number of sections must be larger than 0, got {k}")));
+                        return Err(oe(
+                            "split",
+                            format!("number of sections must be larger than 0, got {k}"),
+                        ));
                     }
                     let (q, r) = (n / k, n % k);
                     let mut b = Vec::new();
@@ -1441,27 +1933,56 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     b
                 }
                 v => {
-                    let parts = to_syms(v).ok_or_else(|| oe("arguments", "tensor_split indices must be ints"))?;
-                    parts.iter().map(|p| it.m.sizes.concrete(p, "tensor_split")).collect::<OpResult<_>>()?
+                    let parts = to_syms(v)
+                        .ok_or_else(|| oe("arguments", "tensor_split indices must be ints"))?;
+                    parts
+                        .iter()
+                        .map(|p| it.m.sizes.concrete(p, "tensor_split"))
+                        .collect::<OpResult<_>>()?
                 }
             };
             let mut start = 0;
             for b in bounds.into_iter().chain([n]) {
                 let end = b.max(start);
-                metas.push(slice_meta(it, &t, d, Some(SymInt::int(start)), Some(SymInt::int(end.min(n).max(0))), 1, false)?);
+                metas.push(slice_meta(
+                    it,
+                    &t,
+                    d,
+                    Some(SymInt::int(start)),
+                    Some(SymInt::int(end.min(n).max(0))),
+                    1,
+                    false,
+                )?);
                 start = end;
             }
         }
-        other => return Err(oe("other", format!("internal: no multi-output rule `{other}`"))),
+        other => {
+            return Err(oe(
+                "other",
+                format!("internal: no multi-output rule `{other}`"),
+            ))
+        }
     }
     let opname: &'static str = if op.rule == "chunk" { "split" } else { op.name };
     let outs: Vec<Value> = metas
         .into_iter()
-        .map(|m| it.m.view_of(me, m, opname, multi, true, span).map(Value::Tensor))
+        .map(|m| {
+            it.m.view_of(me, m, opname, multi, true, span)
+                .map(Value::Tensor)
+        })
         .collect::<OpResult<_>>()?;
     if multi && !outs.is_empty() {
         // One autograd node (UnbindBackward0 / SplitBackward0) for all outputs.
-        let ids: Vec<TensorId> = outs.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
+        let ids: Vec<TensorId> = outs
+            .iter()
+            .filter_map(|v| {
+                if let Value::Tensor(t) = v {
+                    Some(*t)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if let Some(first) = it.m.tensors[ids[0]].grad_fn {
             for &i in &ids[1..] {
                 it.m.tensors[i].grad_fn = Some(first);
@@ -1486,10 +2007,22 @@ fn split_sizes(n: i64, each: i64) -> Vec<SymInt> {
 
 // ---------------------------------------------------------------- view or copy
 
-fn copy_of(it: &mut Interp, me: TensorId, dtype: DType, format: MemoryFormat, op: &'static str, span: Span) -> OpResult<Value> {
+fn copy_of(
+    it: &mut Interp,
+    me: TensorId,
+    dtype: DType,
+    format: MemoryFormat,
+    op: &'static str,
+    span: Span,
+) -> OpResult<Value> {
     let t = it.m.t(me).clone();
     let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut it.m.sizes)?;
-    let meta = Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype };
+    let meta = Meta {
+        sizes: t.sizes.clone(),
+        strides,
+        offset: SymInt::int(0),
+        dtype,
+    };
     let out = it.m.op_result(meta, op, &[("self", Some(me))], span)?;
     Ok(Value::Tensor(out))
 }
@@ -1511,12 +2044,20 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         _ => None,
     };
     if let Some(d) = target_dtype {
-        return if d == t.dtype { Ok(Value::Tensor(me)) } else { copy_of(it, me, d, MemoryFormat::Preserve, "_to_copy", span) };
+        return if d == t.dtype {
+            Ok(Value::Tensor(me))
+        } else {
+            copy_of(it, me, d, MemoryFormat::Preserve, "_to_copy", span)
+        };
     }
     match op.rule {
         "identity" => Ok(Value::Tensor(me)),
         "reshape" | "reshape_as" => {
-            let target = if op.rule == "reshape_as" { it.m.t(a.tensor("other")?).sizes.clone() } else { a.syms("shape")? };
+            let target = if op.rule == "reshape_as" {
+                it.m.t(a.tensor("other")?).sizes.clone()
+            } else {
+                a.syms("shape")?
+            };
             let numel = it.m.numel(me)?;
             let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
             reshape_to(it, me, sizes, span)
@@ -1529,7 +2070,10 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let s = shape::wrap_dim(a.int(it, "start_dim")?, nd)?;
             let e = shape::wrap_dim(a.int(it, "end_dim")?, nd)?;
             if s > e {
-                return Err(oe("other", "flatten() has invalid args: start_dim cannot come after end_dim"));
+                return Err(oe(
+                    "other",
+                    "flatten() has invalid args: start_dim cannot come after end_dim",
+                ));
             }
             if s == e {
                 return Ok(Value::Tensor(me));
@@ -1541,11 +2085,17 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             reshape_to(it, me, sizes, span)
         }
         "contiguous" => {
-            let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Contiguous);
+            let f = a
+                .memory_format("memory_format")?
+                .unwrap_or(MemoryFormat::Contiguous);
             if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes) {
                 Ok(Value::Tensor(me))
             } else {
-                let f = if f == MemoryFormat::Preserve { MemoryFormat::Contiguous } else { f };
+                let f = if f == MemoryFormat::Preserve {
+                    MemoryFormat::Contiguous
+                } else {
+                    f
+                };
                 copy_of(it, me, t.dtype, f, "clone", span)
             }
         }
@@ -1556,7 +2106,12 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                     Value::Dtype(d) => dtype = Some(*d),
                     Value::Tensor(o) => dtype = Some(it.m.t(*o).dtype),
                     Value::Str(_) | Value::Device(_) | Value::None => {}
-                    other => return Err(oe("arguments", format!("to(): unexpected argument of type `{}`", other.type_name()))),
+                    other => {
+                        return Err(oe(
+                            "arguments",
+                            format!("to(): unexpected argument of type `{}`", other.type_name()),
+                        ))
+                    }
                 }
             }
             let copy = a.bool("copy")?;
@@ -1569,7 +2124,14 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             if d == t.dtype && !copy && format_ok {
                 Ok(Value::Tensor(me))
             } else {
-                copy_of(it, me, d, format.unwrap_or(MemoryFormat::Preserve), "_to_copy", span)
+                copy_of(
+                    it,
+                    me,
+                    d,
+                    format.unwrap_or(MemoryFormat::Preserve),
+                    "_to_copy",
+                    span,
+                )
             }
         }
         other => Err(oe("other", format!("internal: no rule `{other}`"))),
@@ -1581,12 +2143,20 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Vec<SymInt>, span: Span) -> 
     let t = it.m.t(me).clone();
     match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)? {
         Some(strides) => {
-            let meta = Meta { sizes, strides, offset: t.offset.clone(), dtype: t.dtype };
-            Ok(Value::Tensor(it.m.view_of(me, meta, "view", false, true, span)?))
+            let meta = Meta {
+                sizes,
+                strides,
+                offset: t.offset.clone(),
+                dtype: t.dtype,
+            };
+            Ok(Value::Tensor(
+                it.m.view_of(me, meta, "view", false, true, span)?,
+            ))
         }
         None => {
             let meta = it.m.contiguous_meta(sizes, t.dtype)?;
-            let out = it.m.op_result(meta, "_unsafe_view", &[("self", Some(me))], span)?;
+            let out =
+                it.m.op_result(meta, "_unsafe_view", &[("self", Some(me))], span)?;
             Ok(Value::Tensor(out))
         }
     }
@@ -1602,8 +2172,9 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
     match op {
         "copy_" => true,
         "fill_" => it.m.mode == Mode::Eager && matches!(a.get("value"), Value::Tensor(_)),
-        "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_" | "index_put_" | "index_add_" | "index_copy_"
-        | "index_fill_" | "masked_fill_" | "scatter_" | "scatter_add_" => false,
+        "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_"
+        | "index_put_" | "index_add_" | "index_copy_" | "index_fill_" | "masked_fill_"
+        | "scatter_" | "scatter_add_" => false,
         _ => it.m.mode == Mode::Eager,
     }
 }
@@ -1613,37 +2184,71 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
 /// `add_`/`sub_` keep that check, `mul_`/`div_`/`addc*_` decompose into a
 /// casting copy, and the other decompositions fail with their own message.
 fn cast_error(it: &Interp, op: &str, from: DType, to: DType) -> Option<OpError> {
-    let cast = || OpError::new("dtype-cast", format!("result type {} can't be cast to the desired output type {}", torch_type_name(from), torch_type_name(to)))
-        .help("use the out-of-place op, or convert with `.to(dtype)` first");
+    let cast = || {
+        OpError::new(
+            "dtype-cast",
+            format!(
+                "result type {} can't be cast to the desired output type {}",
+                torch_type_name(from),
+                torch_type_name(to)
+            ),
+        )
+        .help("use the out-of-place op, or convert with `.to(dtype)` first")
+    };
     if it.m.mode == Mode::Eager {
         return Some(cast());
     }
     match op.trim_end_matches('_') {
         "add" | "sub" | "subtract" => Some(cast()),
         "mul" | "multiply" | "div" | "divide" | "true_divide" | "addcmul" | "addcdiv" => None,
-        _ => Some(OpError::new("other", format!("{op}: the result type {} cannot be written into a {} tensor", from.name(), to.name()))),
+        _ => Some(OpError::new(
+            "other",
+            format!(
+                "{op}: the result type {} cannot be written into a {} tensor",
+                from.name(),
+                to.name()
+            ),
+        )),
     }
 }
 
 fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
     let self_name = op.params.first().map_or("self", |p| p.name);
     let me = a.tensor(self_name).map_err(|e| op_error(e, span))?;
-    let others: Vec<(&'static str, Option<TensorId>)> = named_inputs(&a).into_iter().filter(|(n, _)| *n != self_name).collect();
+    let others: Vec<(&'static str, Option<TensorId>)> = named_inputs(&a)
+        .into_iter()
+        .filter(|(n, _)| *n != self_name)
+        .collect();
     let other_ids: Vec<TensorId> = others.iter().filter_map(|(_, t)| *t).collect();
-    it.m.check_inplace(me, &other_ids).map_err(|e| op_error(e, span))?;
+    it.m.check_inplace(me, &other_ids)
+        .map_err(|e| op_error(e, span))?;
     let t = it.m.t(me).clone();
     // The result the op would compute, which must fit into `self`.
     let (sizes, dtype) = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
     if let Some(sizes) = sizes {
-        if sizes.len() != t.sizes.len() || sizes.iter().zip(&t.sizes).any(|(x, y)| !it.m.sizes.eq(x, y)) {
-            let e = if op.name == "copy_" && it.m.mode == Mode::Analysis && sizes.len() > t.sizes.len() {
-                OpError::new("other", "expand: the requested shape has too few dimensions!")
-            } else {
-                OpError::new(
-                    "inplace-broadcast",
-                    format!("output with shape {} doesn't match the broadcast shape {}", show(&t.sizes), show(&sizes)),
-                )
-            };
+        if sizes.len() != t.sizes.len()
+            || sizes
+                .iter()
+                .zip(&t.sizes)
+                .any(|(x, y)| !it.m.sizes.eq(x, y))
+        {
+            let e =
+                if op.name == "copy_" && it.m.mode == Mode::Analysis && sizes.len() > t.sizes.len()
+                {
+                    OpError::new(
+                        "other",
+                        "expand: the requested shape has too few dimensions!",
+                    )
+                } else {
+                    OpError::new(
+                        "inplace-broadcast",
+                        format!(
+                            "output with shape {} doesn't match the broadcast shape {}",
+                            show(&t.sizes),
+                            show(&sizes)
+                        ),
+                    )
+                };
             return Err(op_error(
                 e.help(format!("an in-place op cannot grow `self`; use the out-of-place `{}` and rebind the name", op.name.trim_end_matches('_'))),
                 span,
@@ -1658,10 +2263,16 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     if checks_overlap(it, op.name, &a) {
-        it.m.check_no_internal_overlap(me).map_err(|e| op_error(e, span))?;
+        it.m.check_no_internal_overlap(me)
+            .map_err(|e| op_error(e, span))?;
     }
-    let name = if op.name.ends_with('_') { op.name.to_string() } else { format!("{}_", op.name) };
-    it.m.mutate_data(me, &name, &others, span).map_err(|e| op_error(e, span))?;
+    let name = if op.name.ends_with('_') {
+        op.name.to_string()
+    } else {
+        format!("{}_", op.name)
+    };
+    it.m.mutate_data(me, &name, &others, span)
+        .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(me))
 }
 
@@ -1685,7 +2296,12 @@ fn torch_type_name(d: DType) -> &'static str {
 
 /// For an in-place op: the broadcast shape of its operands (None when the
 /// op does not broadcast into self) and the computed dtype to cast.
-fn inplace_result(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<(Option<Vec<SymInt>>, Option<DType>)> {
+fn inplace_result(
+    it: &mut Interp,
+    op: &'static OpDef,
+    a: &Args,
+    span: Span,
+) -> OpResult<(Option<Vec<SymInt>>, Option<DType>)> {
     let _ = span;
     let me = a.tensor(op.params.first().map_or("self", |p| p.name))?;
     let t = it.m.t(me).clone();
@@ -1710,13 +2326,22 @@ fn inplace_result(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> 
             let mask = a.tensor("mask")?;
             let md = it.m.t(mask).dtype;
             if md != DType::Bool {
-                return Err(oe("other", format!("masked_fill_ only supports boolean masks, but got mask with dtype {}", md.name())));
+                return Err(oe(
+                    "other",
+                    format!(
+                        "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+                        md.name()
+                    ),
+                ));
             }
             let ms = it.m.t(mask).sizes.clone();
             let b = shape::broadcast_shapes(&t.sizes, &ms, &mut it.m.sizes)?;
             if let Value::Tensor(v) = a.get("value") {
                 if !it.m.t(*v).sizes.is_empty() {
-                    return Err(oe("other", "masked_fill_ only supports a 0-dimensional value tensor"));
+                    return Err(oe(
+                        "other",
+                        "masked_fill_ only supports a 0-dimensional value tensor",
+                    ));
                 }
             }
             Ok((Some(b), None))
@@ -1724,11 +2349,17 @@ fn inplace_result(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> 
         "index_add" | "index_fill" | "index_put" | "scatter" => Ok((None, None)),
         "addmm" | "baddbmm" => {
             let (metas, _, _) = functional(it, op, a, span)?;
-            Ok((metas.first().map(|m| m.sizes.clone()), metas.first().map(|m| m.dtype)))
+            Ok((
+                metas.first().map(|m| m.sizes.clone()),
+                metas.first().map(|m| m.dtype),
+            ))
         }
         _ => {
             let (metas, _, _) = functional(it, op, a, span)?;
-            Ok((metas.first().map(|m| m.sizes.clone()), metas.first().map(|m| m.dtype)))
+            Ok((
+                metas.first().map(|m| m.sizes.clone()),
+                metas.first().map(|m| m.dtype),
+            ))
         }
     }
 }
@@ -1742,15 +2373,31 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             if it.m.requires_grad(me) && it.m.grad_enabled {
                 return Err(oe("other", "cannot resize variables that require grad"));
             }
-            let sizes = if op.rule == "resize_as" { it.m.t(a.tensor("the_template")?).sizes.clone() } else { a.syms("size")? };
+            let sizes = if op.rule == "resize_as" {
+                it.m.t(a.tensor("the_template")?).sizes.clone()
+            } else {
+                a.syms("size")?
+            };
             for s in &sizes {
                 if it.m.sizes.lt_int(s, 0) {
-                    return Err(oe("other", format!("Trying to create tensor with negative dimension {s}")));
+                    return Err(oe(
+                        "other",
+                        format!("Trying to create tensor with negative dimension {s}"),
+                    ));
                 }
             }
-            let fmt = a.memory_format("memory_format").ok().flatten().unwrap_or(MemoryFormat::Contiguous);
+            let fmt = a
+                .memory_format("memory_format")
+                .ok()
+                .flatten()
+                .unwrap_or(MemoryFormat::Contiguous);
             let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
-            Meta { sizes, strides, offset: t.offset.clone(), dtype: t.dtype }
+            Meta {
+                sizes,
+                strides,
+                offset: t.offset.clone(),
+                dtype: t.dtype,
+            }
         }
         rule => match view_rule(it, rule, a, span)? {
             ViewResult::Same => it.m.meta_of(me),
@@ -1765,6 +2412,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         t.strides = meta.strides;
         return Ok(Value::Tensor(me));
     }
+    it.m.provenance.metadata(me, t.storage, op.name, span);
     it.m.mutate_metadata(me, meta.sizes, meta.strides, meta.offset);
     Ok(Value::Tensor(me))
 }
@@ -1780,11 +2428,19 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let old = it.m.t(me).storage;
             let s = it.m.t(src).clone();
             if s.dtype != it.m.t(me).dtype {
-                return Err(oe("other", format!("Could not set tensor of type {} to a tensor of type {}", s.dtype.name(), it.m.t(me).dtype.name())));
+                return Err(oe(
+                    "other",
+                    format!(
+                        "Could not set tensor of type {} to a tensor of type {}",
+                        s.dtype.name(),
+                        it.m.t(me).dtype.name()
+                    ),
+                ));
             }
             if it.m.mode == Mode::Analysis && old != s.storage {
                 it.m.storages[old].frozen = Some(span);
             }
+            it.m.provenance.set_storage(me, src, s.storage, span);
             let version = it.m.t(me).version;
             it.m.versions[version] += 1;
             let t = &mut it.m.tensors[me];
@@ -1794,7 +2450,13 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             t.offset = s.offset;
             t.storage_changed = true;
             // set_ propagates requires_grad, but has no derivative.
-            if let Some(node) = it.m.record_history("set_", true, &[("self", Some(me)), ("source", Some(src))], &[me], span)? {
+            if let Some(node) = it.m.record_history(
+                "set_",
+                true,
+                &[("self", Some(me)), ("source", Some(src))],
+                &[me],
+                span,
+            )? {
                 it.m.nodes[node].not_implemented = true;
             }
             Ok(Value::Tensor(me))
@@ -1812,7 +2474,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             let zero_to_n = it.m.sizes.eq_int(&current, 0);
             let n_to_zero = it.m.sizes.eq_int(&n, 0);
-            if !(zero_to_n || n_to_zero) && !it.m.sizes.eq(&current, &n) {
+            if !(zero_to_n || n_to_zero || it.m.sizes.eq(&current, &n)) {
                 return Err(oe("other", "resize_storage_bytes_: only resizing a storage to or from 0 bytes is supported"));
             }
             // torch 2.7.1's analysis records nothing for this op (the input stays
@@ -1838,14 +2500,20 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
                 return Ok(Value::Tensor(me));
             }
             if b && !it.m.t(me).dtype.can_require_grad() {
-                return Err(oe("requires-grad-dtype", "only Tensors of floating point and complex dtype can require gradients"));
+                return Err(oe(
+                    "requires-grad-dtype",
+                    "only Tensors of floating point and complex dtype can require gradients",
+                ));
             }
             it.m.tensors[me].requires_grad_flag = b;
             Ok(Value::Tensor(me))
         }
         "detach_" => {
             if it.m.t(me).view.is_some() {
-                return Err(oe("other", "Can't detach views in-place. Use detach() instead."));
+                return Err(oe(
+                    "other",
+                    "Can't detach views in-place. Use detach() instead.",
+                ));
             }
             let t = &mut it.m.tensors[me];
             t.grad_fn = None;
@@ -1861,10 +2529,13 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
 pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
     let meta = it.m.meta_of(x);
     let records = it.m.records_grad(&[x], meta.dtype);
-    let v = it.m.view_of(x, meta, "view_as", false, true, span).map_err(|e| op_error(e, span))?;
+    let v =
+        it.m.view_of(x, meta, "view_as", false, true, span)
+            .map_err(|e| op_error(e, span))?;
     if records {
         let prev = it.m.grad_fn(x).map_err(|e| op_error(e, span))?;
-        let node = it.m.add_node("CustomViewBackward", prev.into_iter().collect(), span);
+        let node =
+            it.m.add_node("CustomViewBackward", prev.into_iter().collect(), span);
         it.m.nodes[node].custom = true;
         let t = &mut it.m.tensors[v];
         t.grad_fn = Some(node);
@@ -1894,11 +2565,24 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 _ => DType::F32,
             };
             if matches!(op.name, "rand" | "randn") && !dtype.is_floating() && !dtype.is_complex() {
-                return Err(oe("other", format!("\"{}\" not implemented for '{}'", op.name, torch_type_name(dtype))));
+                return Err(oe(
+                    "other",
+                    format!(
+                        "\"{}\" not implemented for '{}'",
+                        op.name,
+                        torch_type_name(dtype)
+                    ),
+                ));
             }
-            let fmt = if op.params.iter().any(|p| p.name == "memory_format") { a.memory_format("memory_format")? } else { None };
+            let fmt = if op.params.iter().any(|p| p.name == "memory_format") {
+                a.memory_format("memory_format")?
+            } else {
+                None
+            };
             let strides = match fmt {
-                Some(f) if f != MemoryFormat::Preserve => Some(shape::format_strides(&sizes, f, &mut it.m.sizes)?),
+                Some(f) if f != MemoryFormat::Preserve => {
+                    Some(shape::format_strides(&sizes, f, &mut it.m.sizes)?)
+                }
                 _ => None,
             };
             (sizes, dtype, strides)
@@ -1907,11 +2591,20 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             let size = match (a.get("a"), a.get("b"), a.get("c")) {
                 (_, Value::Tuple(_) | Value::List(_), Value::None) => a.syms("b")?,
                 (_, _, Value::Tuple(_) | Value::List(_)) => a.syms("c")?,
-                _ => return Err(oe("arguments", "randint(low=0, high, size): a size tuple is required")),
+                _ => {
+                    return Err(oe(
+                        "arguments",
+                        "randint(low=0, high, size): a size tuple is required",
+                    ))
+                }
             };
             (size, dtype_arg.unwrap_or(DType::I64), None)
         }
-        "arange" if ["start", "end", "step"].iter().all(|k| matches!(a.get(k), Value::Int(_) | Value::None)) => {
+        "arange"
+            if ["start", "end", "step"]
+                .iter()
+                .all(|k| matches!(a.get(k), Value::Int(_) | Value::None)) =>
+        {
             let get = |k: &str| match a.get(k) {
                 Value::Int(i) => Some(i.clone()),
                 _ => None,
@@ -1926,16 +2619,32 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             if step_v == 0 {
                 return Err(oe("other", "step must be nonzero"));
             }
-            let span_len = if step_v > 0 { it.m.sizes.sub(&end, &start)? } else { it.m.sizes.sub(&start, &end)? };
+            let span_len = if step_v > 0 {
+                it.m.sizes.sub(&end, &start)?
+            } else {
+                it.m.sizes.sub(&start, &end)?
+            };
             if it.m.sizes.lt_int(&span_len, 0) {
-                return Err(oe("other", "upper bound and larger bound inconsistent with step sign"));
+                return Err(oe(
+                    "other",
+                    "upper bound and larger bound inconsistent with step sign",
+                ));
             }
             let st = SymInt::int(step_v.abs());
-            let n = it.m.sizes.floordiv(&it.m.sizes.add(&span_len, &it.m.sizes.sub(&st, &SymInt::int(1))?)?, &st)?;
+            let n = it.m.sizes.floordiv(
+                &it.m
+                    .sizes
+                    .add(&span_len, &it.m.sizes.sub(&st, &SymInt::int(1))?)?,
+                &st,
+            )?;
             (vec![n], dtype_arg.unwrap_or(DType::I64), None)
         }
         "arange" => {
-            let vals: Vec<&Value> = ["start", "end", "step"].iter().map(|k| a.get(k)).filter(|v| !matches!(v, Value::None)).collect();
+            let vals: Vec<&Value> = ["start", "end", "step"]
+                .iter()
+                .map(|k| a.get(k))
+                .filter(|v| !matches!(v, Value::None))
+                .collect();
             let any_float = vals.iter().any(|v| matches!(v, Value::Float(_)));
             let nums: Vec<f64> = vals
                 .iter()
@@ -1943,7 +2652,10 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                     Value::Int(i) => it.m.sizes.concrete(i, "arange").map(|x| x as f64),
                     Value::Float(f) => Ok(*f),
                     Value::Bool(b) => Ok(*b as i64 as f64),
-                    other => Err(oe("arguments", format!("arange(): expected a number, got `{}`", other.type_name()))),
+                    other => Err(oe(
+                        "arguments",
+                        format!("arange(): expected a number, got `{}`", other.type_name()),
+                    )),
                 })
                 .collect::<OpResult<_>>()?;
             let (start, end, step) = match nums.len() {
@@ -1955,7 +2667,10 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 return Err(oe("other", "step must be nonzero"));
             }
             if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
-                return Err(oe("other", "upper bound and larger bound inconsistent with step sign"));
+                return Err(oe(
+                    "other",
+                    "upper bound and larger bound inconsistent with step sign",
+                ));
             }
             let n = ((end - start) / step).ceil();
             if !(0.0..=1e15).contains(&n) {
@@ -1980,7 +2695,9 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
         "like" => {
             let src = a.tensor("self")?;
             let t = it.m.t(src).clone();
-            let fmt = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
+            let fmt = a
+                .memory_format("memory_format")?
+                .unwrap_or(MemoryFormat::Preserve);
             let strides = shape::like_strides(&t.sizes, &t.strides, fmt, &mut it.m.sizes)?;
             let dtype = match (dtype_arg, op.name, a.get("fill_value")) {
                 (Some(d), _, _) => d,
@@ -1997,18 +2714,32 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
     };
     for s in &sizes {
         if it.m.sizes.lt_int(s, 0) {
-            return Err(oe("other", format!("Trying to create tensor with negative dimension {s}: {}", show(&sizes))));
+            return Err(oe(
+                "other",
+                format!(
+                    "Trying to create tensor with negative dimension {s}: {}",
+                    show(&sizes)
+                ),
+            ));
         }
     }
     if requires_grad && !dtype.can_require_grad() {
         // Factories word it with a capital "Only", which the oracle files under `other`.
-        return Err(oe("other", "Only Tensors of floating point and complex dtype can require gradients"));
+        return Err(oe(
+            "other",
+            "Only Tensors of floating point and complex dtype can require gradients",
+        ));
     }
     let strides = match strides {
         Some(s) => s,
         None => shape::contiguous_strides(&sizes, &mut it.m.sizes)?,
     };
-    let meta = Meta { sizes, strides, offset: SymInt::int(0), dtype };
+    let meta = Meta {
+        sizes,
+        strides,
+        offset: SymInt::int(0),
+        dtype,
+    };
     let id = it.m.fresh(meta, span, op.name);
     if requires_grad {
         it.m.tensors[id].requires_grad_flag = true;
@@ -2033,7 +2764,10 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
             for i in &items {
                 let (s, d) = literal_shape(it, i)?;
                 if inner.as_ref().is_some_and(|x| *x != s) {
-                    return Err(oe("other", "torch.tensor: expected a sequence of equal-length sequences"));
+                    return Err(oe(
+                        "other",
+                        "torch.tensor: expected a sequence of equal-length sequences",
+                    ));
                 }
                 inner = Some(s);
                 dtype = Some(match dtype {
@@ -2051,7 +2785,13 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
             sizes.extend(inner.unwrap_or_default());
             Ok((sizes, dtype.unwrap_or(DType::F32)))
         }
-        other => Err(oe("other", format!("torch.tensor: cannot make a tensor from a `{}`", other.type_name()))),
+        other => Err(oe(
+            "other",
+            format!(
+                "torch.tensor: cannot make a tensor from a `{}`",
+                other.type_name()
+            ),
+        )),
     }
 }
 
@@ -2060,14 +2800,24 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
 type FnOut = (Vec<Meta>, Vec<Option<TensorId>>, Option<Value>);
 
 fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
-    const LOWER: &[&str] = &["matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "mv", "dot", "einsum"];
+    const LOWER: &[&str] = &[
+        "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "mv", "dot", "einsum",
+    ];
     if !LOWER.contains(&op) {
         return None;
     }
-    it.m.autocast.iter().find(|a| a.enabled && a.device == "cpu").map(|a| a.dtype)
+    it.m.autocast
+        .iter()
+        .find(|a| a.enabled && a.device == "cpu")
+        .map(|a| a.dtype)
 }
 
-fn reduce_dims(it: &mut Interp, t: &Tensor, dims: Option<Vec<i64>>, keepdim: bool) -> OpResult<Vec<SymInt>> {
+fn reduce_dims(
+    _it: &mut Interp,
+    t: &Tensor,
+    dims: Option<Vec<i64>>,
+    keepdim: bool,
+) -> OpResult<Vec<SymInt>> {
     let nd = t.sizes.len();
     let dims: Vec<usize> = match dims {
         None => (0..nd).collect(),
@@ -2077,7 +2827,10 @@ fn reduce_dims(it: &mut Interp, t: &Tensor, dims: Option<Vec<i64>>, keepdim: boo
             for d in ds {
                 let w = shape::wrap_dim(d, nd)?;
                 if out.contains(&w) {
-                    return Err(oe("other", format!("dim {w} appears multiple times in the list of dims")));
+                    return Err(oe(
+                        "other",
+                        format!("dim {w} appears multiple times in the list of dims"),
+                    ));
                 }
                 out.push(w);
             }
@@ -2099,12 +2852,20 @@ fn reduce_dims(it: &mut Interp, t: &Tensor, dims: Option<Vec<i64>>, keepdim: boo
 
 fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<FnOut> {
     let rule = op.rule;
-    let contiguous = |it: &mut Interp, sizes: Vec<SymInt>, dtype: DType| it.m.contiguous_meta(sizes, dtype);
+    let contiguous =
+        |it: &mut Interp, sizes: Vec<SymInt>, dtype: DType| it.m.contiguous_meta(sizes, dtype);
     // Pointwise families.
     let pw_rule = match rule {
         "binary" => Some(("", vec!["self", "other"])),
         "binary_float" => Some(("float", vec!["self", "other"])),
-        "div" => Some((if matches!(a.get("rounding_mode"), Value::Str(_)) { "" } else { "float" }, vec!["self", "other"])),
+        "div" => Some((
+            if matches!(a.get("rounding_mode"), Value::Str(_)) {
+                ""
+            } else {
+                "float"
+            },
+            vec!["self", "other"],
+        )),
         "binary_int" => Some(("int", vec!["self", "other"])),
         "compare" => Some(("bool", vec!["self", "other"])),
         "unary" => Some(("", vec!["self"])),
@@ -2121,9 +2882,21 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         if op.name == "pow" || op.name == "pow_" {
             if let (Value::Tensor(_), Value::None) = (a.get("self"), a.get("exponent")) {}
         }
-        let names: Vec<&str> = if op.name.starts_with("pow") { vec!["self", "exponent"] } else { names };
-        if rule == "clamp" && matches!(a.get("min"), Value::None) && matches!(a.get("max"), Value::None) && op.name.starts_with("clamp") && !op.name.starts_with("clamp_m") {
-            return Err(oe("other", "torch.clamp: At least one of 'min' or 'max' must not be None"));
+        let names: Vec<&str> = if op.name.starts_with("pow") {
+            vec!["self", "exponent"]
+        } else {
+            names
+        };
+        if rule == "clamp"
+            && matches!(a.get("min"), Value::None)
+            && matches!(a.get("max"), Value::None)
+            && op.name.starts_with("clamp")
+            && !op.name.starts_with("clamp_m")
+        {
+            return Err(oe(
+                "other",
+                "torch.clamp: At least one of 'min' or 'max' must not be None",
+            ));
         }
         let mut vals: Vec<&Value> = names.iter().map(|n| a.get(n)).collect();
         let cond;
@@ -2131,7 +2904,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             cond = a.get("condition").clone();
             match &cond {
                 Value::Tensor(c) if it.m.t(*c).dtype == DType::Bool => {}
-                Value::Tensor(_) => return Err(oe("other", "where expected condition to be a boolean tensor")),
+                Value::Tensor(_) => {
+                    return Err(oe(
+                        "other",
+                        "where expected condition to be a boolean tensor",
+                    ))
+                }
                 _ => return Err(oe("arguments", "where(): condition must be a tensor")),
             }
             vals.insert(0, &cond);
@@ -2148,16 +2926,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         if rule == "unary_float" && matches!(op.name, "relu" | "hardtanh") {
             p.dtype = it.m.t(a.tensor("self")?).dtype;
         }
-        if op.name.starts_with("sign") || op.name == "abs" || op.name == "neg" {
-            if it.m.t(a.tensor("self")?).dtype == DType::Bool && op.name == "neg" {
-                return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
-            }
+        if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
+            return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
         }
         if p.tensors.is_empty() {
-            return Err(oe("arguments", format!("{}() needs at least one tensor argument", op.name)));
+            return Err(oe(
+                "arguments",
+                format!("{}() needs at least one tensor argument", op.name),
+            ));
         }
         let meta = pointwise_meta(it, &p)?;
-        let inputs: Vec<Option<TensorId>> = names.iter().map(|n| if let Value::Tensor(t) = a.get(n) { Some(*t) } else { None }).collect();
+        let inputs: Vec<Option<TensorId>> = names
+            .iter()
+            .map(|n| {
+                if let Value::Tensor(t) = a.get(n) {
+                    Some(*t)
+                } else {
+                    None
+                }
+            })
+            .collect();
         return Ok((vec![meta], inputs, None));
     }
     let me = match a.get("self") {
@@ -2165,7 +2953,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         _ => None,
     };
     let t = me.map(|m| it.m.t(m).clone());
-    let need = |t: &Option<Tensor>| -> OpResult<Tensor> { t.clone().ok_or_else(|| oe("arguments", format!("{}(): expected a tensor", op.name))) };
+    let need = |t: &Option<Tensor>| -> OpResult<Tensor> {
+        t.clone()
+            .ok_or_else(|| oe("arguments", format!("{}(): expected a tensor", op.name)))
+    };
     match rule {
         "masked_fill" => {
             let t = need(&t)?;
@@ -2425,14 +3216,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                             let code = if it.m.mode == Mode::Analysis { "other" } else { "cat-shape" };
                             return Err(oe(code, format!("Tensors must have same number of dimensions: got {} and {}", nd, m.sizes.len())));
                         }
-                        for k in 0..nd {
+                        for (k, want) in s.iter().enumerate() {
                             if k == d {
                                 continue;
                             }
-                            if !it.m.sizes.eq(&m.sizes[k], &s[k]) {
+                            if !it.m.sizes.eq(&m.sizes[k], want) {
                                 return Err(oe(
                                     "cat-shape",
-                                    format!("Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.", s[k], m.sizes[k]),
+                                    format!("Sizes of tensors must match except in dimension {d}. Expected size {want} but got size {} for tensor number {i} in the list.", m.sizes[k]),
                                 ));
                             }
                         }
@@ -2648,8 +3439,14 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
             "matmul-shape",
             format!(
                 "mat1 and mat2 shapes cannot be multiplied ({} and {})",
-                a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x"),
-                b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x")
+                a.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                b.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x")
             ),
         )
     };
@@ -2658,7 +3455,10 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
             if a.len() != 2 || b.len() != 2 {
                 let which = if a.len() != 2 { "self" } else { "mat2" };
                 if it.m.mode == Mode::Analysis {
-                    return Err(oe("other", format!("{} must be 2D", if a.len() != 2 { "a" } else { "b" })));
+                    return Err(oe(
+                        "other",
+                        format!("{} must be 2D", if a.len() != 2 { "a" } else { "b" }),
+                    ));
                 }
                 return Err(oe("matmul-shape", format!("{which} must be a matrix")));
             }
@@ -2678,16 +3478,36 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
         }
         "mv" => {
             if a.len() != 2 || b.len() != 1 {
-                return Err(oe("matmul-shape", format!("vector + matrix @ vector expected, got 1, {}, {}", a.len(), b.len())));
+                return Err(oe(
+                    "matmul-shape",
+                    format!(
+                        "vector + matrix @ vector expected, got 1, {}, {}",
+                        a.len(),
+                        b.len()
+                    ),
+                ));
             }
             if !s.eq(&a[1], &b[0]) {
-                return Err(oe("matmul-shape", format!("size mismatch, got input ({}), mat ({}x{}), vec ({})", a[0], a[0], a[1], b[0])));
+                return Err(oe(
+                    "matmul-shape",
+                    format!(
+                        "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                        a[0], a[0], a[1], b[0]
+                    ),
+                ));
             }
             Ok(vec![a[0].clone()])
         }
         "dot" => {
             if a.len() != 1 || b.len() != 1 {
-                return Err(oe("matmul-shape", format!("1D tensors expected, but got {}D and {}D tensors", a.len(), b.len())));
+                return Err(oe(
+                    "matmul-shape",
+                    format!(
+                        "1D tensors expected, but got {}D and {}D tensors",
+                        a.len(),
+                        b.len()
+                    ),
+                ));
             }
             if !s.eq(&a[0], &b[0]) {
                 return Err(oe("other", format!("inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", a[0], b[0], a[0], b[0])));
@@ -2702,10 +3522,20 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
         }
         _ => {
             if (a.is_empty() || b.is_empty()) && it.m.mode == Mode::Analysis {
-                return Err(oe("other", "AssertionError: both arguments to matmul need to be at least 1D"));
+                return Err(oe(
+                    "other",
+                    "AssertionError: both arguments to matmul need to be at least 1D",
+                ));
             }
             if a.is_empty() || b.is_empty() {
-                return Err(oe("matmul-shape", format!("both arguments to matmul need to be at least 1D, but they are {}D and {}D", a.len(), b.len())));
+                return Err(oe(
+                    "matmul-shape",
+                    format!(
+                        "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+                        a.len(),
+                        b.len()
+                    ),
+                ));
             }
             match (a.len(), b.len()) {
                 (1, 1) => matmul_shape(it, "dot", a, b),
@@ -2718,8 +3548,16 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                 }
                 (2, 2) => matmul_shape(it, "mm", a, b),
                 _ => {
-                    let (ar, ac) = if a.len() >= 2 { (Some(a[a.len() - 2].clone()), a[a.len() - 1].clone()) } else { (None, a[0].clone()) };
-                    let (br, bc) = if b.len() >= 2 { (b[b.len() - 2].clone(), Some(b[b.len() - 1].clone())) } else { (b[0].clone(), None) };
+                    let (ar, ac) = if a.len() >= 2 {
+                        (Some(a[a.len() - 2].clone()), a[a.len() - 1].clone())
+                    } else {
+                        (None, a[0].clone())
+                    };
+                    let (br, bc) = if b.len() >= 2 {
+                        (b[b.len() - 2].clone(), Some(b[b.len() - 1].clone()))
+                    } else {
+                        (b[0].clone(), None)
+                    };
                     if !s.eq(&ac, &br) {
                         let lhs: Vec<SymInt> = a.to_vec();
                         return Err(oe(
@@ -2747,7 +3585,12 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let _ = span;
     let eq = match a.get("equation") {
         Value::Str(s) => s.to_string(),
-        _ => return Err(oe("arguments", "einsum(): the first argument must be an equation string")),
+        _ => {
+            return Err(oe(
+                "arguments",
+                "einsum(): the first argument must be an equation string",
+            ))
+        }
     };
     let ops: Vec<TensorId> = match a.get("operands") {
         Value::Tensor(t) => vec![*t],
@@ -2755,7 +3598,13 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             .sequence()
             .unwrap_or_default()
             .iter()
-            .map(|x| if let Value::Tensor(t) = x { Ok(*t) } else { Err(oe("arguments", "einsum(): operands must be tensors")) })
+            .map(|x| {
+                if let Value::Tensor(t) = x {
+                    Ok(*t)
+                } else {
+                    Err(oe("arguments", "einsum(): operands must be tensors"))
+                }
+            })
             .collect::<OpResult<_>>()?,
     };
     let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
@@ -2765,13 +3614,23 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     };
     let terms: Vec<&str> = lhs.split(',').collect();
     if terms.len() != ops.len() {
-        return Err(oe("other", format!("einsum(): {} operands were provided but the equation specifies {}", ops.len(), terms.len())));
+        return Err(oe(
+            "other",
+            format!(
+                "einsum(): {} operands were provided but the equation specifies {}",
+                ops.len(),
+                terms.len()
+            ),
+        ));
     }
     let mut sizes: Vec<(char, SymInt)> = Vec::new();
     let mut counts: Vec<(char, usize)> = Vec::new();
     for (term, &t) in terms.iter().zip(&ops) {
         if term.contains("...") {
-            return Err(oe("unsupported", "einsum with `...` is not supported by tpi yet"));
+            return Err(oe(
+                "unsupported",
+                "einsum with `...` is not supported by tpi yet",
+            ));
         }
         let ts = it.m.t(t).sizes.clone();
         if term.chars().count() != ts.len() {
@@ -2781,7 +3640,10 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             match sizes.iter().find(|(k, _)| *k == c) {
                 Some((_, prev)) => {
                     let prev = prev.clone();
-                    if !it.m.sizes.eq(&prev, &s) && !it.m.sizes.eq_int(&s, 1) && !it.m.sizes.eq_int(&prev, 1) {
+                    if !it.m.sizes.eq(&prev, &s)
+                        && !it.m.sizes.eq_int(&s, 1)
+                        && !it.m.sizes.eq_int(&prev, 1)
+                    {
                         return Err(oe("other", format!("einsum(): operands do not broadcast with remapped shapes (original->remapped): subscript {c} has size {s} and {prev}")));
                     }
                     if it.m.sizes.eq_int(&prev, 1) {
@@ -2813,10 +3675,21 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         distinct.sort();
         distinct.dedup();
         let output: Vec<char> = out_chars_for(&rhs_chars, &counts);
-        if distinct.len() == input.len() && output.len() == input.len() && output.iter().all(|c| input.contains(c)) {
-            let perm: Vec<Value> = output.iter().map(|c| Value::int(input.iter().position(|x| x == c).unwrap_or(0) as i64)).collect();
+        if distinct.len() == input.len()
+            && output.len() == input.len()
+            && output.iter().all(|c| input.contains(c))
+        {
+            let perm: Vec<Value> = output
+                .iter()
+                .map(|c| Value::int(input.iter().position(|x| x == c).unwrap_or(0) as i64))
+                .collect();
             let v = it
-                .call_op("permute", vec![Value::Tensor(ops[0]), Value::tuple(perm)], Vec::new(), span)
+                .call_op(
+                    "permute",
+                    vec![Value::Tensor(ops[0]), Value::tuple(perm)],
+                    Vec::new(),
+                    span,
+                )
                 .map_err(|d| OpError::new(d.code, d.message))?;
             return Ok((vec![], vec![], Some(v)));
         }
@@ -2835,7 +3708,11 @@ fn out_chars_for(rhs: &Option<Vec<char>>, counts: &[(char, usize)]) -> Vec<char>
     match rhs {
         Some(r) => r.clone(),
         None => {
-            let mut v: Vec<char> = counts.iter().filter(|(_, n)| *n == 1).map(|(c, _)| *c).collect();
+            let mut v: Vec<char> = counts
+                .iter()
+                .filter(|(_, n)| *n == 1)
+                .map(|(c, _)| *c)
+                .collect();
             v.sort();
             v
         }
@@ -2860,8 +3737,16 @@ fn conv2d(it: &mut Interp, a: &Args) -> OpResult<FnOut> {
                 Ok([v, v])
             }
             v => {
-                let s = to_syms(v).ok_or_else(|| oe("arguments", format!("conv2d: `{name}` must be an int or a pair")))?;
-                let c: Vec<i64> = s.iter().map(|x| it.m.sizes.concrete(x, name)).collect::<OpResult<_>>()?;
+                let s = to_syms(v).ok_or_else(|| {
+                    oe(
+                        "arguments",
+                        format!("conv2d: `{name}` must be an int or a pair"),
+                    )
+                })?;
+                let c: Vec<i64> = s
+                    .iter()
+                    .map(|x| it.m.sizes.concrete(x, name))
+                    .collect::<OpResult<_>>()?;
                 if c.len() == 1 {
                     Ok([c[0], c[0]])
                 } else if c.len() == 2 {
@@ -2873,7 +3758,10 @@ fn conv2d(it: &mut Interp, a: &Args) -> OpResult<FnOut> {
         }
     };
     if matches!(a.get("padding"), Value::Str(_)) {
-        return Err(oe("unsupported", "conv2d with string padding is not supported by tpi yet"));
+        return Err(oe(
+            "unsupported",
+            "conv2d with string padding is not supported by tpi yet",
+        ));
     }
     let (stride, padding, dilation) = (pair("stride")?, pair("padding")?, pair("dilation")?);
     let groups = a.int(it, "groups")?;
@@ -2903,11 +3791,24 @@ fn conv2d(it: &mut Interp, a: &Args) -> OpResult<FnOut> {
     let fmt = if batched {
         let fx = shape::suggest_memory_format(&xt.sizes, &xt.strides, &mut it.m.sizes);
         let fw = shape::suggest_memory_format(&wt.sizes, &wt.strides, &mut it.m.sizes);
-        if fx == MemoryFormat::ChannelsLast || fw == MemoryFormat::ChannelsLast { MemoryFormat::ChannelsLast } else { MemoryFormat::Contiguous }
+        if fx == MemoryFormat::ChannelsLast || fw == MemoryFormat::ChannelsLast {
+            MemoryFormat::ChannelsLast
+        } else {
+            MemoryFormat::Contiguous
+        }
     } else {
         MemoryFormat::Contiguous
     };
     let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
     let dtype = autocast_dtype(it, "conv2d").unwrap_or(xt.dtype);
-    Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], vec![Some(x), Some(w), a.opt_tensor("bias")?], None))
+    Ok((
+        vec![Meta {
+            sizes,
+            strides,
+            offset: SymInt::int(0),
+            dtype,
+        }],
+        vec![Some(x), Some(w), a.opt_tensor("bias")?],
+        None,
+    ))
 }

@@ -16,15 +16,27 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
 
 fn no_kwargs(name: &str, kw: &[(String, Value)], span: Span) -> R<()> {
     match kw.first() {
-        Some((k, _)) => Err(err("arguments", format!("`{name}()` got an unexpected keyword argument `{k}`"), span)),
+        Some((k, _)) => Err(err(
+            "arguments",
+            format!("`{name}()` got an unexpected keyword argument `{k}`"),
+            span,
+        )),
         None => Ok(()),
     }
 }
 
 fn arity(name: &str, pos: &[Value], lo: usize, hi: usize, span: Span) -> R<()> {
     if pos.len() < lo || pos.len() > hi {
-        let want = if lo == hi { lo.to_string() } else { format!("{lo} to {hi}") };
-        return Err(err("arguments", format!("`{name}()` takes {want} arguments, got {}", pos.len()), span));
+        let want = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo} to {hi}")
+        };
+        return Err(err(
+            "arguments",
+            format!("`{name}()` takes {want} arguments, got {}", pos.len()),
+            span,
+        ));
     }
     Ok(())
 }
@@ -37,11 +49,21 @@ fn as_bool(v: &Value, what: &str, span: Span) -> R<bool> {
     match v {
         Value::Bool(b) => Ok(*b),
         Value::Int(i) if i.as_int().is_some() => Ok(i.as_int() != Some(0)),
-        other => Err(err("type", format!("{what} must be a bool, got a `{}`", other.type_name()), span)),
+        other => Err(err(
+            "type",
+            format!("{what} must be a bool, got a `{}`", other.type_name()),
+            span,
+        )),
     }
 }
 
-pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+pub fn call_builtin(
+    it: &mut Interp,
+    name: &str,
+    pos: Vec<Value>,
+    kw: Vec<(String, Value)>,
+    span: Span,
+) -> R<Value> {
     match name {
         "len" => {
             no_kwargs(name, &kw, span)?;
@@ -57,7 +79,11 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
                 Value::Str(s) => Ok(Value::int(s.chars().count() as i64)),
                 other => match other.sequence() {
                     Some(items) => Ok(Value::int(items.len() as i64)),
-                    None => Err(err("type", format!("a `{}` has no len()", other.type_name()), span)),
+                    None => Err(err(
+                        "type",
+                        format!("a `{}` has no len()", other.type_name()),
+                        span,
+                    )),
                 },
             }
         }
@@ -67,9 +93,19 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
             let mut ints = Vec::new();
             for v in &pos {
                 match v {
-                    Value::Int(i) => ints.push(it.m.sizes.concrete(i, "a range bound").map_err(|e| op_error(e, span))?),
+                    Value::Int(i) => ints.push(
+                        it.m.sizes
+                            .concrete(i, "a range bound")
+                            .map_err(|e| op_error(e, span))?,
+                    ),
                     Value::Bool(b) => ints.push(*b as i64),
-                    other => return Err(err("type", format!("range() needs ints, got a `{}`", other.type_name()), span)),
+                    other => {
+                        return Err(err(
+                            "type",
+                            format!("range() needs ints, got a `{}`", other.type_name()),
+                            span,
+                        ))
+                    }
                 }
             }
             let (start, stop, step) = match ints.len() {
@@ -80,25 +116,54 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
             if step == 0 {
                 return Err(err("value", "range() arg 3 must not be zero", span));
             }
-            let count = if step > 0 { (stop - start + step - 1).max(0) / step } else { (start - stop - step - 1).max(0) / -step };
+            let count = if step > 0 {
+                (stop - start + step - 1).max(0) / step
+            } else {
+                (start - stop - step - 1).max(0) / -step
+            };
             if count > 10_000_000 {
-                return Err(err("limit", format!("range of {count} items is too long to unroll"), span));
+                return Err(err(
+                    "limit",
+                    format!("range of {count} items is too long to unroll"),
+                    span,
+                ));
             }
-            Ok(Value::list((0..count).map(|k| Value::int(start + k * step)).collect()))
+            Ok(Value::list(
+                (0..count).map(|k| Value::int(start + k * step)).collect(),
+            ))
         }
         "min" | "max" => {
             no_kwargs(name, &kw, span)?;
-            let items = if pos.len() == 1 { it.iterate(&pos[0], span)? } else { pos };
+            let items = if pos.len() == 1 {
+                it.iterate(&pos[0], span)?
+            } else {
+                pos
+            };
             if items.is_empty() {
-                return Err(err("value", format!("{name}() arg is an empty sequence"), span));
+                return Err(err(
+                    "value",
+                    format!("{name}() arg is an empty sequence"),
+                    span,
+                ));
             }
             if items.iter().any(|v| matches!(v, Value::Tensor(_))) {
-                return Err(err("data-dependent", format!("Python's {name}() over tensors depends on their data"), span)
-                    .with_help(format!("use torch.{}imum(a, b) or x.{name}()", if name == "min" { "min" } else { "max" })));
+                return Err(err(
+                    "data-dependent",
+                    format!("Python's {name}() over tensors depends on their data"),
+                    span,
+                )
+                .with_help(format!(
+                    "use torch.{}imum(a, b) or x.{name}()",
+                    if name == "min" { "min" } else { "max" }
+                )));
             }
             let mut best = items[0].clone();
             for v in &items[1..] {
-                let op = if name == "min" { crate::syntax::ast::CmpOp::Lt } else { crate::syntax::ast::CmpOp::Gt };
+                let op = if name == "min" {
+                    crate::syntax::ast::CmpOp::Lt
+                } else {
+                    crate::syntax::ast::CmpOp::Gt
+                };
                 let c = it.binop_compare(op, v, &best, span)?;
                 if c {
                     best = v.clone();
@@ -111,19 +176,29 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
             match &pos[0] {
                 Value::Tensor(_) => it.call_op("abs", pos, kw, span),
                 Value::Int(i) => match i.as_int() {
-                    Some(v) => Ok(Value::int(v.checked_abs().ok_or_else(|| op_error(crate::sym::SymError::Overflow.into(), span))?)),
+                    Some(v) => Ok(Value::int(v.checked_abs().ok_or_else(|| {
+                        op_error(crate::sym::SymError::Overflow.into(), span)
+                    })?)),
                     None => Ok(Value::Int(i.clone())),
                 },
                 Value::Float(f) => Ok(Value::Float(f.abs())),
                 Value::Bool(b) => Ok(Value::int(*b as i64)),
-                other => Err(err("type", format!("bad operand type for abs(): `{}`", other.type_name()), span)),
+                other => Err(err(
+                    "type",
+                    format!("bad operand type for abs(): `{}`", other.type_name()),
+                    span,
+                )),
             }
         }
         "int" | "float" | "bool" => {
             arity(name, &pos, 0, 1, span)?;
             let v = pos.into_iter().next().unwrap_or(Value::int(0));
             match (name, &v) {
-                (_, Value::Tensor(_)) => Err(err("data-dependent", format!("{name}() of a tensor reads its data"), span)),
+                (_, Value::Tensor(_)) => Err(err(
+                    "data-dependent",
+                    format!("{name}() of a tensor reads its data"),
+                    span,
+                )),
                 ("int", Value::Int(_)) => Ok(v),
                 ("int", Value::Bool(b)) => Ok(Value::int(*b as i64)),
                 ("int", Value::Float(f)) => {
@@ -136,11 +211,19 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
                 ("float", Value::Float(_)) => Ok(v),
                 ("float", Value::Int(i)) => match i.as_int() {
                     Some(x) => Ok(Value::Float(x as f64)),
-                    None => Err(err("symbolic", "float() of a symbolic size is not supported", span)),
+                    None => Err(err(
+                        "symbolic",
+                        "float() of a symbolic size is not supported",
+                        span,
+                    )),
                 },
                 ("float", Value::Bool(b)) => Ok(Value::Float(*b as i64 as f64)),
                 ("bool", _) => Ok(Value::Bool(it.truthy(&v, span)?)),
-                _ => Err(err("type", format!("{name}() cannot convert a `{}`", v.type_name()), span)),
+                _ => Err(err(
+                    "type",
+                    format!("{name}() cannot convert a `{}`", v.type_name()),
+                    span,
+                )),
             }
         }
         "tuple" | "list" => {
@@ -149,7 +232,11 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
                 Some(v) => it.iterate(v, span)?,
                 None => Vec::new(),
             };
-            Ok(if name == "tuple" { Value::tuple(items) } else { Value::list(items) })
+            Ok(if name == "tuple" {
+                Value::tuple(items)
+            } else {
+                Value::list(items)
+            })
         }
         "isinstance" => {
             arity(name, &pos, 2, 2, span)?;
@@ -158,9 +245,19 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
                 (_, Value::TensorType) => false,
                 (v, Value::Builtin(t)) => matches!(
                     (v, *t),
-                    (Value::Int(_) | Value::Bool(_), "int") | (Value::Float(_), "float") | (Value::Bool(_), "bool") | (Value::Tuple(_), "tuple") | (Value::List(_), "list")
+                    (Value::Int(_) | Value::Bool(_), "int")
+                        | (Value::Float(_), "float")
+                        | (Value::Bool(_), "bool")
+                        | (Value::Tuple(_), "tuple")
+                        | (Value::List(_), "list")
                 ),
-                _ => return Err(err("unsupported", "isinstance() supports torch.Tensor, int, float, bool, tuple and list", span)),
+                _ => {
+                    return Err(err(
+                        "unsupported",
+                        "isinstance() supports torch.Tensor, int, float, bool, tuple and list",
+                        span,
+                    ))
+                }
             };
             Ok(Value::Bool(ok))
         }
@@ -171,17 +268,29 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
                 seqs.push(it.iterate(v, span)?);
             }
             let n = seqs.iter().map(Vec::len).min().unwrap_or(0);
-            Ok(Value::list((0..n).map(|i| Value::tuple(seqs.iter().map(|s| s[i].clone()).collect())).collect()))
+            Ok(Value::list(
+                (0..n)
+                    .map(|i| Value::tuple(seqs.iter().map(|s| s[i].clone()).collect()))
+                    .collect(),
+            ))
         }
         "enumerate" => {
             arity(name, &pos, 1, 2, span)?;
             let start = match pos.get(1).or(kwarg(&kw, "start").as_ref()) {
-                Some(Value::Int(i)) => it.m.sizes.concrete(i, "enumerate's start").map_err(|e| op_error(e, span))?,
+                Some(Value::Int(i)) => {
+                    it.m.sizes
+                        .concrete(i, "enumerate's start")
+                        .map_err(|e| op_error(e, span))?
+                }
                 _ => 0,
             };
             let items = it.iterate(&pos[0], span)?;
             Ok(Value::list(
-                items.into_iter().enumerate().map(|(i, v)| Value::tuple(vec![Value::int(start + i as i64), v])).collect(),
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| Value::tuple(vec![Value::int(start + i as i64), v]))
+                    .collect(),
             ))
         }
         "reversed" => {
@@ -204,20 +313,36 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
             arity(name, &pos, 1, 1, span)?;
             match &pos[0] {
                 Value::Tensor(t) => super::apply::custom_view(it, *t, span),
-                other => Err(err("type", format!("custom_view() takes a tensor, got a `{}`", other.type_name()), span)),
+                other => Err(err(
+                    "type",
+                    format!(
+                        "custom_view() takes a tensor, got a `{}`",
+                        other.type_name()
+                    ),
+                    span,
+                )),
             }
         }
-        "Tensor" => Err(err("unsupported", "`Tensor(...)` only declares inputs, in a parameter annotation", span)),
+        "Tensor" => Err(err(
+            "unsupported",
+            "`Tensor(...)` only declares inputs, in a parameter annotation",
+            span,
+        )),
         "_print" => {
             // torch.ops.aten._print is an effectful op: one effect token.
             if it.m.tokens == 0 {
                 it.m.tokens = 1;
             }
+            it.m.provenance.token(span);
             Ok(Value::None)
         }
         "no_grad" | "enable_grad" => {
             arity(name, &pos, 0, 0, span)?;
-            Ok(Value::Context(if name == "no_grad" { Context::NoGrad } else { Context::EnableGrad }))
+            Ok(Value::Context(if name == "no_grad" {
+                Context::NoGrad
+            } else {
+                Context::EnableGrad
+            }))
         }
         "inference_mode" => {
             arity(name, &pos, 0, 1, span)?;
@@ -229,10 +354,15 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
         }
         "set_grad_enabled" => {
             arity(name, &pos, 0, 1, span)?;
-            let v = pos.first().cloned().or(kwarg(&kw, "mode")).unwrap_or(Value::None);
+            let v = pos
+                .first()
+                .cloned()
+                .or(kwarg(&kw, "mode"))
+                .unwrap_or(Value::None);
             let on = as_bool(&v, "set_grad_enabled's mode", span)?;
             let previous = it.m.grad_enabled;
             it.m.grad_enabled = on;
+            it.m.provenance.grad_mode(span, on);
             Ok(Value::Context(Context::SetGradEnabled { previous }))
         }
         "is_grad_enabled" => Ok(Value::Bool(it.m.grad_enabled && !it.m.inference_mode)),
@@ -240,7 +370,13 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
         "autocast" => {
             let device = match pos.first().cloned().or(kwarg(&kw, "device_type")) {
                 Some(Value::Str(s)) => s.to_string(),
-                _ => return Err(err("arguments", "torch.autocast needs a device type (\"cpu\" or \"cuda\")", span)),
+                _ => {
+                    return Err(err(
+                        "arguments",
+                        "torch.autocast needs a device type (\"cpu\" or \"cuda\")",
+                        span,
+                    ))
+                }
             };
             let enabled = match kwarg(&kw, "enabled") {
                 Some(v) => as_bool(&v, "autocast's enabled", span)?,
@@ -257,7 +393,13 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
             let (device, v) = match (pos.first(), pos.get(1)) {
                 (Some(Value::Str(d)), Some(v)) => (d.to_string(), v.clone()),
                 (Some(v), None) => ("cuda".to_string(), v.clone()),
-                _ => return Err(err("arguments", "torch.set_autocast_enabled(device, enabled)", span)),
+                _ => {
+                    return Err(err(
+                        "arguments",
+                        "torch.set_autocast_enabled(device, enabled)",
+                        span,
+                    ))
+                }
             };
             let on = as_bool(&v, "the autocast state", span)?;
             if let Some(a) = it.m.autocast.iter_mut().find(|a| a.device == device) {
@@ -270,7 +412,11 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
                 Some(Value::Str(d)) => d.to_string(),
                 _ => "cuda".to_string(),
             };
-            Ok(Value::Bool(it.m.autocast.iter().any(|a| a.device == device && a.enabled)))
+            Ok(Value::Bool(
+                it.m.autocast
+                    .iter()
+                    .any(|a| a.device == device && a.enabled),
+            ))
         }
         "device" => match pos.first() {
             Some(Value::Str(s)) => Ok(Value::Device(s.clone())),
@@ -285,14 +431,26 @@ pub fn call_builtin(it: &mut Interp, name: &str, pos: Vec<Value>, kw: Vec<(Strin
         }
         "is_tensor" => Ok(Value::Bool(matches!(pos.first(), Some(Value::Tensor(_))))),
         "numel" => match pos.first() {
-            Some(Value::Tensor(t)) => Ok(Value::Int(it.m.numel(*t).map_err(|e| op_error(e, span))?)),
+            Some(Value::Tensor(t)) => {
+                Ok(Value::Int(it.m.numel(*t).map_err(|e| op_error(e, span))?))
+            }
             _ => Err(err("arguments", "torch.numel needs a tensor", span)),
         },
-        other => Err(err("unsupported", format!("`{other}` is not supported"), span)),
+        other => Err(err(
+            "unsupported",
+            format!("`{other}` is not supported"),
+            span,
+        )),
     }
 }
 
-pub fn list_method(it: &mut Interp, items: &Rc<RefCell<Vec<Value>>>, name: &str, pos: Vec<Value>, span: Span) -> R<Value> {
+pub fn list_method(
+    it: &mut Interp,
+    items: &Rc<RefCell<Vec<Value>>>,
+    name: &str,
+    pos: Vec<Value>,
+    span: Span,
+) -> R<Value> {
     match name {
         "append" => {
             arity(name, &pos, 1, 1, span)?;
@@ -309,7 +467,11 @@ pub fn list_method(it: &mut Interp, items: &Rc<RefCell<Vec<Value>>>, name: &str,
             arity(name, &pos, 2, 2, span)?;
             let n = items.borrow().len() as i64;
             let i = match &pos[0] {
-                Value::Int(i) => it.m.sizes.concrete(i, "an index").map_err(|e| op_error(e, span))?,
+                Value::Int(i) => {
+                    it.m.sizes
+                        .concrete(i, "an index")
+                        .map_err(|e| op_error(e, span))?
+                }
                 _ => return Err(err("type", "list.insert needs an int index", span)),
             };
             let i = if i < 0 { (i + n).max(0) } else { i.min(n) } as usize;
@@ -324,7 +486,10 @@ pub fn list_method(it: &mut Interp, items: &Rc<RefCell<Vec<Value>>>, name: &str,
             }
             let i = match pos.first() {
                 Some(Value::Int(i)) => {
-                    let i = it.m.sizes.concrete(i, "an index").map_err(|e| op_error(e, span))?;
+                    let i =
+                        it.m.sizes
+                            .concrete(i, "an index")
+                            .map_err(|e| op_error(e, span))?;
                     let j = if i < 0 { i + n as i64 } else { i };
                     if j < 0 || j >= n as i64 {
                         return Err(err("index", "pop index out of range", span));
@@ -339,7 +504,13 @@ pub fn list_method(it: &mut Interp, items: &Rc<RefCell<Vec<Value>>>, name: &str,
     }
 }
 
-pub fn tuple_method(it: &mut Interp, items: &Rc<Vec<Value>>, name: &str, pos: Vec<Value>, span: Span) -> R<Value> {
+pub fn tuple_method(
+    it: &mut Interp,
+    items: &Rc<Vec<Value>>,
+    name: &str,
+    pos: Vec<Value>,
+    span: Span,
+) -> R<Value> {
     arity(name, &pos, 1, 1, span)?;
     let mut count = 0;
     let mut first = None;
@@ -355,12 +526,22 @@ pub fn tuple_method(it: &mut Interp, items: &Rc<Vec<Value>>, name: &str, pos: Ve
             Some(i) => Ok(Value::int(i as i64)),
             None => Err(err("value", "value is not in the sequence", span)),
         },
-        _ => Err(err("unknown-attribute", format!("no method `{name}`"), span)),
+        _ => Err(err(
+            "unknown-attribute",
+            format!("no method `{name}`"),
+            span,
+        )),
     }
 }
 
 impl Interp<'_> {
-    pub fn binop_compare(&mut self, op: crate::syntax::ast::CmpOp, a: &Value, b: &Value, span: Span) -> R<bool> {
+    pub fn binop_compare(
+        &mut self,
+        op: crate::syntax::ast::CmpOp,
+        a: &Value,
+        b: &Value,
+        span: Span,
+    ) -> R<bool> {
         let v = self.compare_values(op, a, b, span)?;
         self.truthy(&v, span)
     }

@@ -5,9 +5,9 @@
 //! and checking the version of every tensor a node saved.
 
 use super::domain::NodeId;
+use super::interp::op_error;
 use super::meta::FlatOutput;
 use super::state::Mode;
-use super::interp::op_error;
 use super::{run_function, EagerPrediction};
 use crate::report::Diagnostic;
 use crate::syntax::ast::FunctionDef;
@@ -67,9 +67,16 @@ pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> 
             return EagerPrediction {
                 forward_error: None,
                 backward_error: Some(
-                    Diagnostic::error("other", format!("derivative for {} is not implemented", node.name.trim_end_matches("Backward0").to_lowercase()), node.span)
-                        .with_label("backward cannot go through this op")
-                        .with_help("detach the result, or compute it under `torch.no_grad()`"),
+                    Diagnostic::error(
+                        "other",
+                        format!(
+                            "derivative for {} is not implemented",
+                            node.name.trim_end_matches("Backward0").to_lowercase()
+                        ),
+                        node.span,
+                    )
+                    .with_label("backward cannot go through this op")
+                    .with_help("detach the result, or compute it under `torch.no_grad()`"),
                 ),
             };
         }

@@ -60,8 +60,24 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
 }
 
 const BUILTINS: &[&str] = &[
-    "len", "range", "min", "max", "abs", "int", "float", "bool", "tuple", "list", "isinstance", "zip", "enumerate",
-    "custom_view", "print", "sum", "reversed", "Tensor",
+    "len",
+    "range",
+    "min",
+    "max",
+    "abs",
+    "int",
+    "float",
+    "bool",
+    "tuple",
+    "list",
+    "isinstance",
+    "zip",
+    "enumerate",
+    "custom_view",
+    "print",
+    "sum",
+    "reversed",
+    "Tensor",
 ];
 
 impl<'a> Interp<'a> {
@@ -79,8 +95,12 @@ impl<'a> Interp<'a> {
     fn step(&mut self, span: Span) -> R<()> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
-            return Err(err("limit", format!("the program runs more than {MAX_STEPS} steps"), span)
-                .with_help("tpi unrolls loops and inlines calls; make the loops smaller"));
+            return Err(err(
+                "limit",
+                format!("the program runs more than {MAX_STEPS} steps"),
+                span,
+            )
+            .with_help("tpi unrolls loops and inlines calls; make the loops smaller"));
         }
         Ok(())
     }
@@ -119,7 +139,11 @@ impl<'a> Interp<'a> {
                 }
                 Flow::Next
             }
-            StmtKind::AnnAssign { target, value, annotation } => {
+            StmtKind::AnnAssign {
+                target,
+                value,
+                annotation,
+            } => {
                 match value {
                     Some(v) => {
                         let v = self.eval(env, v)?;
@@ -157,8 +181,10 @@ impl<'a> Interp<'a> {
                         },
                         None => "assertion failed".to_string(),
                     };
-                    return Err(err("assert", format!("assertion failed: {text}"), cond.span)
-                        .with_label("this condition is false"));
+                    return Err(
+                        err("assert", format!("assertion failed: {text}"), cond.span)
+                            .with_label("this condition is false"),
+                    );
                 }
                 Flow::Next
             }
@@ -176,7 +202,11 @@ impl<'a> Interp<'a> {
                 let seq = self.eval(env, iter)?;
                 let items = self.iterate(&seq, iter.span)?;
                 if items.len() > MAX_LOOP {
-                    return Err(err("limit", format!("a loop of {} iterations is too long to unroll", items.len()), iter.span));
+                    return Err(err(
+                        "limit",
+                        format!("a loop of {} iterations is too long to unroll", items.len()),
+                        iter.span,
+                    ));
                 }
                 for item in items {
                     self.assign(env, target, item, target.span)?;
@@ -258,7 +288,14 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn aug_assign(&mut self, env: &mut Env, target: &Expr, op: BinOp, value: &Expr, span: Span) -> R<()> {
+    fn aug_assign(
+        &mut self,
+        env: &mut Env,
+        target: &Expr,
+        op: BinOp,
+        value: &Expr,
+        span: Span,
+    ) -> R<()> {
         let rhs = self.eval(env, value)?;
         match &target.kind {
             ExprKind::Name(name) => {
@@ -275,8 +312,16 @@ impl<'a> Interp<'a> {
                 let new = self.inplace_binop(cur, op, rhs, span)?;
                 self.setitem(&o, &idx, new, span)
             }
-            ExprKind::Attribute { .. } => Err(err("unsupported", "augmented assignment to an attribute is not supported", target.span)),
-            _ => Err(err("syntax", "this cannot be the target of an augmented assignment", target.span)),
+            ExprKind::Attribute { .. } => Err(err(
+                "unsupported",
+                "augmented assignment to an attribute is not supported",
+                target.span,
+            )),
+            _ => Err(err(
+                "syntax",
+                "this cannot be the target of an augmented assignment",
+                target.span,
+            )),
         }
     }
 
@@ -318,13 +363,19 @@ impl<'a> Interp<'a> {
             }
             ExprKind::Tuple(targets) | ExprKind::List(targets) => {
                 let items = self.iterate(&value, span)?;
-                let star = targets.iter().position(|t| matches!(t.kind, ExprKind::Starred(_)));
+                let star = targets
+                    .iter()
+                    .position(|t| matches!(t.kind, ExprKind::Starred(_)));
                 match star {
                     None => {
                         if items.len() != targets.len() {
                             return Err(err(
                                 "unpack",
-                                format!("cannot unpack {} values into {} names", items.len(), targets.len()),
+                                format!(
+                                    "cannot unpack {} values into {} names",
+                                    items.len(),
+                                    targets.len()
+                                ),
                                 target.span,
                             ));
                         }
@@ -337,7 +388,11 @@ impl<'a> Interp<'a> {
                         if items.len() < targets.len() - 1 {
                             return Err(err(
                                 "unpack",
-                                format!("not enough values to unpack (expected at least {}, got {})", targets.len() - 1, items.len()),
+                                format!(
+                                    "not enough values to unpack (expected at least {}, got {})",
+                                    targets.len() - 1,
+                                    items.len()
+                                ),
                                 target.span,
                             ));
                         }
@@ -348,7 +403,10 @@ impl<'a> Interp<'a> {
                         if let ExprKind::Starred(inner) = &targets[si].kind {
                             self.assign(env, inner, Value::list(rest), span)?;
                         }
-                        for (t, v) in targets[si + 1..].iter().zip(items[items.len() - after..].iter()) {
+                        for (t, v) in targets[si + 1..]
+                            .iter()
+                            .zip(items[items.len() - after..].iter())
+                        {
                             self.assign(env, t, v.clone(), span)?;
                         }
                     }
@@ -360,14 +418,25 @@ impl<'a> Interp<'a> {
                 let idx = self.eval(env, index)?;
                 self.setitem(&o, &idx, value, span)
             }
-            ExprKind::Starred(_) => Err(err("syntax", "a starred name must be inside a tuple or list target", target.span)),
+            ExprKind::Starred(_) => Err(err(
+                "syntax",
+                "a starred name must be inside a tuple or list target",
+                target.span,
+            )),
             ExprKind::Attribute { attr, .. } => Err(err(
                 "unsupported",
-                format!("assigning to the attribute `{}` is not supported", attr.name),
+                format!(
+                    "assigning to the attribute `{}` is not supported",
+                    attr.name
+                ),
                 target.span,
             )
             .with_help("use the method instead, e.g. `x.requires_grad_(True)`")),
-            _ => Err(err("syntax", "cannot assign to this expression", target.span)),
+            _ => Err(err(
+                "syntax",
+                "cannot assign to this expression",
+                target.span,
+            )),
         }
     }
 
@@ -381,7 +450,11 @@ impl<'a> Interp<'a> {
                 items.borrow_mut()[i] = value;
                 Ok(())
             }
-            other => Err(err("type", format!("a `{}` does not support item assignment", other.type_name()), span)),
+            other => Err(err(
+                "type",
+                format!("a `{}` does not support item assignment", other.type_name()),
+                span,
+            )),
         }
     }
 
@@ -410,7 +483,8 @@ impl<'a> Interp<'a> {
             .chain(["torch", "F"])
             .chain(BUILTINS.iter().copied())
             .collect();
-        let mut d = err("unknown-name", format!("unknown name `{name}`"), span).with_label("not defined here");
+        let mut d = err("unknown-name", format!("unknown name `{name}`"), span)
+            .with_label("not defined here");
         if let Some(s) = did_you_mean(name, candidates.into_iter()) {
             d = d.with_help(format!("did you mean `{s}`?"));
         }
@@ -429,12 +503,22 @@ impl<'a> Interp<'a> {
             ExprKind::Ellipsis => Value::Ellipsis,
             ExprKind::Tuple(items) => Value::tuple(self.eval_items(env, items)?),
             ExprKind::List(items) => Value::list(self.eval_items(env, items)?),
-            ExprKind::Starred(_) => return Err(err("syntax", "a starred expression is only allowed in a call or a target", e.span)),
+            ExprKind::Starred(_) => {
+                return Err(err(
+                    "syntax",
+                    "a starred expression is only allowed in a call or a target",
+                    e.span,
+                ))
+            }
             ExprKind::Attribute { value, attr } => {
                 let v = self.eval(env, value)?;
                 self.getattr(v, &attr.name, attr.span, e.span)?
             }
-            ExprKind::Call { func, args, keywords } => {
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => {
                 let f = self.eval(env, func)?;
                 let mut pos = Vec::with_capacity(args.len());
                 for a in args {
@@ -468,7 +552,14 @@ impl<'a> Interp<'a> {
                             Value::None => Ok(None),
                             Value::Int(i) => Ok(Some(i)),
                             Value::Bool(b) => Ok(Some(SymInt::int(b as i64))),
-                            other => Err(err("type", format!("slice indices must be integers, got a `{}`", other.type_name()), x.span)),
+                            other => Err(err(
+                                "type",
+                                format!(
+                                    "slice indices must be integers, got a `{}`",
+                                    other.type_name()
+                                ),
+                                x.span,
+                            )),
                         },
                     }
                 };
@@ -525,7 +616,12 @@ impl<'a> Interp<'a> {
                     self.eval(env, orelse)?
                 }
             }
-            ExprKind::ListComp { elt, target, iter, cond } => {
+            ExprKind::ListComp {
+                elt,
+                target,
+                iter,
+                cond,
+            } => {
                 let seq = self.eval(env, iter)?;
                 let items = self.iterate(&seq, iter.span)?;
                 let mut out = Vec::new();
@@ -575,7 +671,9 @@ impl<'a> Interp<'a> {
                     "this condition depends on the data of a tensor, which tpi does not know",
                     span,
                 )
-                .with_help("conditions must be static: shapes, dims, dtypes, requires_grad, numbers"))
+                .with_help(
+                    "conditions must be static: shapes, dims, dtypes, requires_grad, numbers",
+                ))
             }
             _ => true,
         })
@@ -590,8 +688,15 @@ impl<'a> Interp<'a> {
                 let r = self.call_op("unbind", vec![v.clone(), Value::int(0)], Vec::new(), span)?;
                 Ok(r.sequence().unwrap_or_default())
             }
-            Value::Str(s) => Ok(s.chars().map(|c| Value::Str(Rc::from(c.to_string().as_str()))).collect()),
-            other => Err(err("type", format!("a `{}` is not iterable", other.type_name()), span)),
+            Value::Str(s) => Ok(s
+                .chars()
+                .map(|c| Value::Str(Rc::from(c.to_string().as_str())))
+                .collect()),
+            other => Err(err(
+                "type",
+                format!("a `{}` is not iterable", other.type_name()),
+                span,
+            )),
         }
     }
 
@@ -615,7 +720,8 @@ impl<'a> Interp<'a> {
                 }
             }
             Value::List(items) => {
-                let parts: Vec<String> = items.borrow().iter().map(|i| self.show_value(i)).collect();
+                let parts: Vec<String> =
+                    items.borrow().iter().map(|i| self.show_value(i)).collect();
                 format!("[{}]", parts.join(", "))
             }
             Value::Dtype(d) => format!("torch.{}", d.name()),
@@ -638,7 +744,10 @@ impl<'a> Interp<'a> {
     fn num_float(&self, n: &Num) -> Option<f64> {
         match n {
             Num::Float(f) => Some(*f),
-            Num::Int(i) => i.as_int().map(|v| v as f64).or_else(|| self.m.sizes.env.hint(i).map(|v| v as f64)),
+            Num::Int(i) => i
+                .as_int()
+                .map(|v| v as f64)
+                .or_else(|| self.m.sizes.env.hint(i).map(|v| v as f64)),
         }
     }
 
@@ -658,23 +767,40 @@ impl<'a> Interp<'a> {
                 v.extend(b.borrow().iter().cloned());
                 return Ok(Value::list(v));
             }
-            (Value::Str(a), Value::Str(b), BinOp::Add) => return Ok(Value::Str(Rc::from(format!("{a}{b}").as_str()))),
-            (Value::Tuple(_) | Value::List(_), Value::Int(n), BinOp::Mul) | (Value::Int(n), Value::Tuple(_) | Value::List(_), BinOp::Mul) => {
+            (Value::Str(a), Value::Str(b), BinOp::Add) => {
+                return Ok(Value::Str(Rc::from(format!("{a}{b}").as_str())))
+            }
+            (Value::Tuple(_) | Value::List(_), Value::Int(n), BinOp::Mul)
+            | (Value::Int(n), Value::Tuple(_) | Value::List(_), BinOp::Mul) => {
                 let seq = if matches!(l, Value::Int(_)) { &r } else { &l };
                 let items = seq.sequence().unwrap_or_default();
-                let times = self.m.sizes.concrete(n, "repeating a sequence").map_err(|e| op_error(e, span))?.max(0) as usize;
+                let times = self
+                    .m
+                    .sizes
+                    .concrete(n, "repeating a sequence")
+                    .map_err(|e| op_error(e, span))?
+                    .max(0) as usize;
                 if items.len().saturating_mul(times) > MAX_LOOP {
                     return Err(err("limit", "this sequence would be too long", span));
                 }
                 let out: Vec<Value> = (0..times).flat_map(|_| items.iter().cloned()).collect();
-                return Ok(if matches!(seq, Value::List(_)) { Value::list(out) } else { Value::tuple(out) });
+                return Ok(if matches!(seq, Value::List(_)) {
+                    Value::list(out)
+                } else {
+                    Value::tuple(out)
+                });
             }
             _ => {}
         }
         let (Some(a), Some(b)) = (Self::as_number(&l), Self::as_number(&r)) else {
             return Err(err(
                 "type",
-                format!("unsupported operand types for {}: `{}` and `{}`", op.symbol(), l.type_name(), r.type_name()),
+                format!(
+                    "unsupported operand types for {}: `{}` and `{}`",
+                    op.symbol(),
+                    l.type_name(),
+                    r.type_name()
+                ),
                 span,
             ));
         };
@@ -684,46 +810,81 @@ impl<'a> Interp<'a> {
                 BinOp::Add => x.add(y).map_err(sym_err)?,
                 BinOp::Sub => x.sub(y).map_err(sym_err)?,
                 BinOp::Mul => x.mul(y).map_err(sym_err)?,
-                BinOp::FloorDiv => x.floordiv(y).map_err(|_| err("zero-division", "integer division by zero", span))?,
-                BinOp::Mod => x.modulo(y).map_err(|_| err("zero-division", "integer modulo by zero", span))?,
+                BinOp::FloorDiv => x
+                    .floordiv(y)
+                    .map_err(|_| err("zero-division", "integer division by zero", span))?,
+                BinOp::Mod => x
+                    .modulo(y)
+                    .map_err(|_| err("zero-division", "integer modulo by zero", span))?,
                 BinOp::Div => {
                     let (fx, fy) = (self.num_float(&a), self.num_float(&b));
                     return match (fx, fy) {
                         (Some(_), Some(0.0)) => Err(err("zero-division", "division by zero", span)),
-                        (Some(fx), Some(fy)) if x.as_int().is_some() && y.as_int().is_some() => Ok(Value::Float(fx / fy)),
-                        _ => Err(err("symbolic", "true division of symbolic sizes is not supported", span).with_help("use `//`")),
+                        (Some(fx), Some(fy)) if x.as_int().is_some() && y.as_int().is_some() => {
+                            Ok(Value::Float(fx / fy))
+                        }
+                        _ => Err(err(
+                            "symbolic",
+                            "true division of symbolic sizes is not supported",
+                            span,
+                        )
+                        .with_help("use `//`")),
                     };
                 }
                 BinOp::Pow => {
                     let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
-                        return Err(err("symbolic", "powers of symbolic sizes are not supported", span));
+                        return Err(err(
+                            "symbolic",
+                            "powers of symbolic sizes are not supported",
+                            span,
+                        ));
                     };
                     if by < 0 {
                         return Ok(Value::Float((bx as f64).powi(by as i32)));
                     }
-                    let e = u32::try_from(by).map_err(|_| op_error(OpError::from(crate::sym::SymError::Overflow), span))?;
-                    return bx.checked_pow(e).map(Value::int).ok_or_else(|| op_error(OpError::from(crate::sym::SymError::Overflow), span));
+                    let e = u32::try_from(by).map_err(|_| {
+                        op_error(OpError::from(crate::sym::SymError::Overflow), span)
+                    })?;
+                    return bx.checked_pow(e).map(Value::int).ok_or_else(|| {
+                        op_error(OpError::from(crate::sym::SymError::Overflow), span)
+                    });
                 }
                 BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::LShift | BinOp::RShift => {
                     let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
-                        return Err(err("symbolic", "bit operations on symbolic sizes are not supported", span));
+                        return Err(err(
+                            "symbolic",
+                            "bit operations on symbolic sizes are not supported",
+                            span,
+                        ));
                     };
                     let v = match op {
                         BinOp::BitAnd => bx & by,
                         BinOp::BitOr => bx | by,
                         BinOp::BitXor => bx ^ by,
-                        BinOp::LShift => bx.checked_shl(by as u32).ok_or_else(|| op_error(OpError::from(crate::sym::SymError::Overflow), span))?,
+                        BinOp::LShift => bx.checked_shl(by as u32).ok_or_else(|| {
+                            op_error(OpError::from(crate::sym::SymError::Overflow), span)
+                        })?,
                         _ => bx >> by.clamp(0, 63),
                     };
                     return Ok(Value::int(v));
                 }
-                BinOp::MatMul => return Err(err("type", "unsupported operand types for @: numbers", span)),
+                BinOp::MatMul => {
+                    return Err(err(
+                        "type",
+                        "unsupported operand types for @: numbers",
+                        span,
+                    ))
+                }
             };
             // bool op bool on & | ^ keep bool in Python; ints otherwise.
             return Ok(Value::Int(v));
         }
         let (Some(x), Some(y)) = (self.num_float(&a), self.num_float(&b)) else {
-            return Err(err("symbolic", "float arithmetic on symbolic sizes is not supported", span));
+            return Err(err(
+                "symbolic",
+                "float arithmetic on symbolic sizes is not supported",
+                span,
+            ));
         };
         let v = match op {
             BinOp::Add => x + y,
@@ -748,7 +909,13 @@ impl<'a> Interp<'a> {
                 x - y * (x / y).floor()
             }
             BinOp::Pow => x.powf(y),
-            _ => return Err(err("type", format!("unsupported operand types for {}: floats", op.symbol()), span)),
+            _ => {
+                return Err(err(
+                    "type",
+                    format!("unsupported operand types for {}: floats", op.symbol()),
+                    span,
+                ))
+            }
         };
         Ok(Value::Float(v))
     }
@@ -760,7 +927,11 @@ impl<'a> Interp<'a> {
                 UnaryOp::Pos => return Ok(v),
                 UnaryOp::Invert => "bitwise_not",
                 UnaryOp::Not => {
-                    return Err(err("data-dependent", "`not` on a tensor depends on its data", span));
+                    return Err(err(
+                        "data-dependent",
+                        "`not` on a tensor depends on its data",
+                        span,
+                    ));
                 }
             };
             return self.call_op(name, vec![v], Vec::new(), span);
@@ -769,14 +940,24 @@ impl<'a> Interp<'a> {
             (UnaryOp::Not, _) => Ok(Value::Bool(!self.truthy(&v, span)?)),
             (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => Ok(v),
             (UnaryOp::Pos, Value::Bool(b)) => Ok(Value::int(*b as i64)),
-            (UnaryOp::Neg, Value::Int(i)) => Ok(Value::Int(i.neg().map_err(|e| op_error(e.into(), span))?)),
+            (UnaryOp::Neg, Value::Int(i)) => {
+                Ok(Value::Int(i.neg().map_err(|e| op_error(e.into(), span))?))
+            }
             (UnaryOp::Neg, Value::Bool(b)) => Ok(Value::int(-(*b as i64))),
             (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
             (UnaryOp::Invert, Value::Int(i)) => match i.as_int() {
                 Some(x) => Ok(Value::int(!x)),
-                None => Err(err("symbolic", "`~` on a symbolic size is not supported", span)),
+                None => Err(err(
+                    "symbolic",
+                    "`~` on a symbolic size is not supported",
+                    span,
+                )),
             },
-            _ => Err(err("type", format!("bad operand type for unary operator: `{}`", v.type_name()), span)),
+            _ => Err(err(
+                "type",
+                format!("bad operand type for unary operator: `{}`", v.type_name()),
+                span,
+            )),
         }
     }
 
@@ -824,7 +1005,11 @@ impl<'a> Interp<'a> {
                 return Ok(Value::Bool(v));
             }
             let (Some(x), Some(y)) = (self.num_float(&a), self.num_float(&b)) else {
-                return Err(err("symbolic", "comparing a float with a symbolic size is not supported", span));
+                return Err(err(
+                    "symbolic",
+                    "comparing a float with a symbolic size is not supported",
+                    span,
+                ));
             };
             let v = match op {
                 CmpOp::Eq => x == y,
@@ -843,7 +1028,10 @@ impl<'a> Interp<'a> {
             (Value::Dtype(a), Value::Dtype(b)) => Some(a == b),
             (Value::MemoryFormat(a), Value::MemoryFormat(b)) => Some(a == b),
             (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
-                let (a, b) = (l.sequence().unwrap_or_default(), r.sequence().unwrap_or_default());
+                let (a, b) = (
+                    l.sequence().unwrap_or_default(),
+                    r.sequence().unwrap_or_default(),
+                );
                 if a.len() != b.len() {
                     Some(false)
                 } else {
@@ -865,7 +1053,12 @@ impl<'a> Interp<'a> {
             (CmpOp::Ne, Some(v)) => Ok(Value::Bool(!v)),
             _ => Err(err(
                 "type",
-                format!("cannot compare `{}` and `{}` with {}", l.type_name(), r.type_name(), op.symbol()),
+                format!(
+                    "cannot compare `{}` and `{}` with {}",
+                    l.type_name(),
+                    r.type_name(),
+                    op.symbol()
+                ),
                 span,
             )),
         }
@@ -874,13 +1067,27 @@ impl<'a> Interp<'a> {
     /// A Python index into a sequence of length `n`.
     fn index_of(&mut self, idx: &Value, n: usize, span: Span) -> R<usize> {
         let i = match idx {
-            Value::Int(i) => self.m.sizes.concrete(i, "an index").map_err(|e| op_error(e, span))?,
+            Value::Int(i) => self
+                .m
+                .sizes
+                .concrete(i, "an index")
+                .map_err(|e| op_error(e, span))?,
             Value::Bool(b) => *b as i64,
-            other => return Err(err("type", format!("indices must be integers, not `{}`", other.type_name()), span)),
+            other => {
+                return Err(err(
+                    "type",
+                    format!("indices must be integers, not `{}`", other.type_name()),
+                    span,
+                ))
+            }
         };
         let j = if i < 0 { i + n as i64 } else { i };
         if j < 0 || j >= n as i64 {
-            return Err(err("index", format!("index {i} is out of range for a sequence of length {n}"), span));
+            return Err(err(
+                "index",
+                format!("index {i} is out of range for a sequence of length {n}"),
+                span,
+            ));
         }
         Ok(j as usize)
     }
@@ -906,7 +1113,10 @@ impl<'a> Interp<'a> {
                     };
                     let out: Vec<Value> = if step > 0 {
                         let (s, e) = (norm(get(a), 0, 0, n), norm(get(b), n, 0, n));
-                        (s..e.max(s)).step_by(step as usize).map(|i| items[i as usize].clone()).collect()
+                        (s..e.max(s))
+                            .step_by(step as usize)
+                            .map(|i| items[i as usize].clone())
+                            .collect()
                     } else {
                         let (s, e) = (norm(get(a), n - 1, -1, n - 1), norm(get(b), -1, -1, n - 1));
                         let mut out = Vec::new();
@@ -917,12 +1127,20 @@ impl<'a> Interp<'a> {
                         }
                         out
                     };
-                    return Ok(if matches!(v, Value::List(_)) { Value::list(out) } else { Value::tuple(out) });
+                    return Ok(if matches!(v, Value::List(_)) {
+                        Value::list(out)
+                    } else {
+                        Value::tuple(out)
+                    });
                 }
                 let i = self.index_of(idx, items.len(), span)?;
                 Ok(items[i].clone())
             }
-            other => Err(err("type", format!("a `{}` cannot be indexed", other.type_name()), span)),
+            other => Err(err(
+                "type",
+                format!("a `{}` cannot be indexed", other.type_name()),
+                span,
+            )),
         }
     }
 
@@ -935,12 +1153,22 @@ impl<'a> Interp<'a> {
             Value::Op { name, namespace } if *namespace == "aten" => {
                 // torch.ops.aten.NAME.OVERLOAD reaches the same op.
                 let _ = attr;
-                Ok(Value::Op { name: name.clone(), namespace: "aten" })
+                Ok(Value::Op {
+                    name: name.clone(),
+                    namespace: "aten",
+                })
             }
-            Value::List(_) if matches!(attr, "append" | "extend" | "pop" | "insert" | "index" | "count") => Ok(Value::Method {
-                receiver: Box::new(v.clone()),
-                name: Rc::from(attr),
-            }),
+            Value::List(_)
+                if matches!(
+                    attr,
+                    "append" | "extend" | "pop" | "insert" | "index" | "count"
+                ) =>
+            {
+                Ok(Value::Method {
+                    receiver: Box::new(v.clone()),
+                    name: Rc::from(attr),
+                })
+            }
             Value::Tuple(_) if matches!(attr, "index" | "count") => Ok(Value::Method {
                 receiver: Box::new(v.clone()),
                 name: Rc::from(attr),
@@ -948,7 +1176,11 @@ impl<'a> Interp<'a> {
             Value::Dtype(d) if attr == "is_floating_point" => Ok(Value::Bool(d.is_floating())),
             Value::Dtype(d) if attr == "itemsize" => Ok(Value::int(d.itemsize())),
             Value::Dtype(d) if attr == "is_complex" => Ok(Value::Bool(d.is_complex())),
-            _ => Err(err("unknown-attribute", format!("a `{}` has no attribute `{attr}`", v.type_name()), attr_span)),
+            _ => Err(err(
+                "unknown-attribute",
+                format!("a `{}` has no attribute `{attr}`", v.type_name()),
+                attr_span,
+            )),
         }
     }
 
@@ -960,19 +1192,34 @@ impl<'a> Interp<'a> {
                     return Ok(Value::Dtype(d));
                 }
                 match attr {
-                    "contiguous_format" => return Ok(Value::MemoryFormat(MemoryFormat::Contiguous)),
+                    "contiguous_format" => {
+                        return Ok(Value::MemoryFormat(MemoryFormat::Contiguous))
+                    }
                     "channels_last" => return Ok(Value::MemoryFormat(MemoryFormat::ChannelsLast)),
-                    "channels_last_3d" => return Ok(Value::MemoryFormat(MemoryFormat::ChannelsLast3d)),
+                    "channels_last_3d" => {
+                        return Ok(Value::MemoryFormat(MemoryFormat::ChannelsLast3d))
+                    }
                     "preserve_format" => return Ok(Value::MemoryFormat(MemoryFormat::Preserve)),
                     "nn" => return Ok(Value::Module(Rc::from("torch.nn"))),
                     "ops" => return Ok(Value::Module(Rc::from("torch.ops"))),
                     "autograd" => return Ok(Value::Module(Rc::from("torch.autograd"))),
                     "Tensor" => return Ok(Value::TensorType),
-                    "no_grad" | "enable_grad" | "inference_mode" | "set_grad_enabled" | "autocast" | "set_autocast_enabled"
-                    | "is_grad_enabled" | "is_inference_mode_enabled" | "is_autocast_enabled" | "device" | "Size" | "is_tensor"
-                    | "result_type" | "promote_types" | "broadcast_shapes" | "numel" => {
-                        return Ok(Value::Builtin(leak(attr)))
-                    }
+                    "no_grad"
+                    | "enable_grad"
+                    | "inference_mode"
+                    | "set_grad_enabled"
+                    | "autocast"
+                    | "set_autocast_enabled"
+                    | "is_grad_enabled"
+                    | "is_inference_mode_enabled"
+                    | "is_autocast_enabled"
+                    | "device"
+                    | "Size"
+                    | "is_tensor"
+                    | "result_type"
+                    | "promote_types"
+                    | "broadcast_shapes"
+                    | "numel" => return Ok(Value::Builtin(leak(attr))),
                     _ => {}
                 }
                 table.lookup(attr).filter(|o| o.torch_fn).map(|o| o.name)
@@ -981,7 +1228,10 @@ impl<'a> Interp<'a> {
                 "functional" => return Ok(Value::Module(Rc::from("torch.nn.functional"))),
                 _ => None,
             },
-            "torch.nn.functional" => table.lookup(attr).filter(|o| o.functional_fn || o.torch_fn).map(|o| o.name),
+            "torch.nn.functional" => table
+                .lookup(attr)
+                .filter(|o| o.functional_fn || o.torch_fn)
+                .map(|o| o.name),
             "torch.ops" => match attr {
                 "aten" => return Ok(Value::Module(Rc::from("torch.ops.aten"))),
                 "inductor" => return Ok(Value::Module(Rc::from("torch.ops.inductor"))),
@@ -1006,10 +1256,17 @@ impl<'a> Interp<'a> {
             };
             // Use the spelling the user wrote (aliases share an entry).
             let _ = name;
-            return Ok(Value::Op { name: Rc::from(attr), namespace });
+            return Ok(Value::Op {
+                name: Rc::from(attr),
+                namespace,
+            });
         }
-        let mut d = err("unknown-op", format!("`{module}.{attr}` is not an op tpi knows"), span)
-            .with_label("unknown here");
+        let mut d = err(
+            "unknown-op",
+            format!("`{module}.{attr}` is not an op tpi knows"),
+            span,
+        )
+        .with_label("unknown here");
         let cands: Vec<&str> = match module {
             "torch" => table.names(|o| o.torch_fn).collect(),
             "torch.nn.functional" => table.names(|o| o.functional_fn).collect(),
@@ -1025,7 +1282,14 @@ impl<'a> Interp<'a> {
 
     // ------------------------------------------------------------ calls
 
-    pub fn call(&mut self, f: Value, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span, func_span: Span) -> R<Value> {
+    pub fn call(
+        &mut self,
+        f: Value,
+        pos: Vec<Value>,
+        kw: Vec<(String, Value)>,
+        span: Span,
+        func_span: Span,
+    ) -> R<Value> {
         match f {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
@@ -1034,26 +1298,60 @@ impl<'a> Interp<'a> {
                 self.call_op(&name, pos, kw, span)
             }
             Value::Method { receiver, name } => match *receiver {
-                Value::Tensor(t) => super::apply::tensor_method(self, t, &name, pos, kw, span, func_span),
+                Value::Tensor(t) => {
+                    super::apply::tensor_method(self, t, &name, pos, kw, span, func_span)
+                }
                 Value::List(items) => super::builtins::list_method(self, &items, &name, pos, span),
-                Value::Tuple(items) => super::builtins::tuple_method(self, &items, &name, pos, span),
-                other => Err(err("type", format!("a `{}` has no methods", other.type_name()), span)),
+                Value::Tuple(items) => {
+                    super::builtins::tuple_method(self, &items, &name, pos, span)
+                }
+                other => Err(err(
+                    "type",
+                    format!("a `{}` has no methods", other.type_name()),
+                    span,
+                )),
             },
-            Value::Dtype(_) | Value::TensorType => Err(err("unsupported", "calling a type is not supported", span)),
-            other => Err(err("type", format!("a `{}` is not callable", other.type_name()), func_span)),
+            Value::Dtype(_) | Value::TensorType => {
+                Err(err("unsupported", "calling a type is not supported", span))
+            }
+            other => Err(err(
+                "type",
+                format!("a `{}` is not callable", other.type_name()),
+                func_span,
+            )),
         }
     }
 
     /// Calls a helper by inlining its body.
-    pub fn call_function(&mut self, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+    pub fn call_function(
+        &mut self,
+        name: &str,
+        pos: Vec<Value>,
+        kw: Vec<(String, Value)>,
+        span: Span,
+    ) -> R<Value> {
         let Some(def) = self.functions.get(name).copied() else {
-            return Err(err("unknown-name", format!("unknown function `{name}`"), span));
+            return Err(err(
+                "unknown-name",
+                format!("unknown function `{name}`"),
+                span,
+            ));
         };
-        if self.call_chain.iter().any(|(n, _)| n == name) || self.call_chain.len() >= MAX_CALL_DEPTH {
-            let chain: Vec<String> = self.call_chain.iter().map(|(n, _)| n.clone()).chain([name.to_string()]).collect();
-            let mut d = err("recursion", format!("recursive call of `{name}`: {}", chain.join(" -> ")), span)
-                .with_label("this call recurses")
-                .with_help("tpi inlines helper calls, so recursion cannot be analysed");
+        if self.call_chain.iter().any(|(n, _)| n == name) || self.call_chain.len() >= MAX_CALL_DEPTH
+        {
+            let chain: Vec<String> = self
+                .call_chain
+                .iter()
+                .map(|(n, _)| n.clone())
+                .chain([name.to_string()])
+                .collect();
+            let mut d = err(
+                "recursion",
+                format!("recursive call of `{name}`: {}", chain.join(" -> ")),
+                span,
+            )
+            .with_label("this call recurses")
+            .with_help("tpi inlines helper calls, so recursion cannot be analysed");
             for (n, s) in &self.call_chain {
                 d = d.with_secondary(*s, format!("`{n}` called here"));
             }
@@ -1065,7 +1363,14 @@ impl<'a> Interp<'a> {
         for p in &def.params {
             let v = if let Some(v) = pos.next() {
                 if kw.iter().any(|(k, _)| *k == p.name.name) {
-                    return Err(err("arguments", format!("`{name}()` got multiple values for argument `{}`", p.name.name), span));
+                    return Err(err(
+                        "arguments",
+                        format!(
+                            "`{name}()` got multiple values for argument `{}`",
+                            p.name.name
+                        ),
+                        span,
+                    ));
                 }
                 v
             } else if let Some(i) = kw.iter().position(|(k, _)| *k == p.name.name) {
@@ -1074,16 +1379,28 @@ impl<'a> Interp<'a> {
                 let mut empty = Env::new();
                 self.eval(&mut empty, d)?
             } else {
-                return Err(err("arguments", format!("`{name}()` is missing the argument `{}`", p.name.name), span)
-                    .with_secondary(def.name.span, "defined here"));
+                return Err(err(
+                    "arguments",
+                    format!("`{name}()` is missing the argument `{}`", p.name.name),
+                    span,
+                )
+                .with_secondary(def.name.span, "defined here"));
             };
             env.insert(p.name.name.clone(), v);
         }
         if pos.next().is_some() {
-            return Err(err("arguments", format!("`{name}()` takes {} positional arguments", def.params.len()), span));
+            return Err(err(
+                "arguments",
+                format!("`{name}()` takes {} positional arguments", def.params.len()),
+                span,
+            ));
         }
         if let Some((k, _)) = kw.first() {
-            return Err(err("arguments", format!("`{name}()` got an unexpected keyword argument `{k}`"), span));
+            return Err(err(
+                "arguments",
+                format!("`{name}()` got an unexpected keyword argument `{k}`"),
+                span,
+            ));
         }
         self.call_chain.push((name.to_string(), span));
         let r = self.exec_block(&mut env, &def.body);
@@ -1095,9 +1412,19 @@ impl<'a> Interp<'a> {
     }
 
     /// Calls an op of the table by one of its spellings.
-    pub fn call_op(&mut self, name: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Value> {
+    pub fn call_op(
+        &mut self,
+        name: &str,
+        pos: Vec<Value>,
+        kw: Vec<(String, Value)>,
+        span: Span,
+    ) -> R<Value> {
         let Some(op) = self.table.lookup(name) else {
-            let mut d = err("unknown-op", format!("`{name}` is not an op tpi knows"), span);
+            let mut d = err(
+                "unknown-op",
+                format!("`{name}` is not an op tpi knows"),
+                span,
+            );
             if let Some(s) = did_you_mean(name, self.table.names(|_| true)) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
@@ -1109,7 +1436,13 @@ impl<'a> Interp<'a> {
 
     /// Binds positional and keyword arguments to the op's parameters, filling
     /// defaults; an int-list parameter also takes varargs (`x.view(2, 3)`).
-    pub fn bind(&mut self, op: &OpDef, pos: Vec<Value>, kw: Vec<(String, Value)>, span: Span) -> R<Vec<Value>> {
+    pub fn bind(
+        &mut self,
+        op: &OpDef,
+        pos: Vec<Value>,
+        kw: Vec<(String, Value)>,
+        span: Span,
+    ) -> R<Vec<Value>> {
         use crate::ops::{DefaultValue, ParamType};
         // torch.einsum(equation, *operands)
         let pos = if op.name == "einsum" && pos.len() > 2 {
@@ -1129,13 +1462,19 @@ impl<'a> Interp<'a> {
             if pi >= op.params.len() {
                 return Err(err(
                     "arguments",
-                    format!("`{}` takes at most {} positional arguments", op.name, op.params.iter().filter(|p| !p.keyword_only).count()),
+                    format!(
+                        "`{}` takes at most {} positional arguments",
+                        op.name,
+                        op.params.iter().filter(|p| !p.keyword_only).count()
+                    ),
                     span,
                 )
                 .with_help(format!("signature: {}", signature(op))));
             }
             let p = &op.params[pi];
-            if matches!(p.ty, ParamType::IntList | ParamType::OptIntList) && matches!(v, Value::Int(_)) {
+            if matches!(p.ty, ParamType::IntList | ParamType::OptIntList)
+                && matches!(v, Value::Int(_))
+            {
                 // varargs ints: x.view(2, 3)
                 let mut items = vec![v];
                 while let Some(Value::Int(_)) = pos.peek() {
@@ -1149,17 +1488,29 @@ impl<'a> Interp<'a> {
         }
         for (k, v) in kw {
             let k = if k == "input" { "self".to_string() } else { k };
-            let idx = op.params.iter().position(|p| p.name == k || (k == "self" && p.name == "input") || (k == "dim" && p.name == "dimension"));
+            let idx = op.params.iter().position(|p| {
+                p.name == k
+                    || (k == "self" && p.name == "input")
+                    || (k == "dim" && p.name == "dimension")
+            });
             match idx {
                 Some(i) => {
                     if out[i].is_some() {
-                        return Err(err("arguments", format!("`{}` got multiple values for argument `{k}`", op.name), span));
+                        return Err(err(
+                            "arguments",
+                            format!("`{}` got multiple values for argument `{k}`", op.name),
+                            span,
+                        ));
                     }
                     out[i] = Some(v);
                 }
                 None => {
-                    let mut d = err("arguments", format!("`{}` got an unexpected keyword argument `{k}`", op.name), span)
-                        .with_note(format!("signature: {}", signature(op)));
+                    let mut d = err(
+                        "arguments",
+                        format!("`{}` got an unexpected keyword argument `{k}`", op.name),
+                        span,
+                    )
+                    .with_note(format!("signature: {}", signature(op)));
                     if let Some(s) = did_you_mean(&k, op.params.iter().map(|p| p.name)) {
                         d = d.with_help(format!("did you mean `{s}=`?"));
                     }
@@ -1182,8 +1533,12 @@ impl<'a> Interp<'a> {
                         other => Value::Str(Rc::from(other)),
                     },
                     None => {
-                        return Err(err("arguments", format!("`{}` is missing the argument `{}`", op.name, p.name), span)
-                            .with_help(format!("signature: {}", signature(op))))
+                        return Err(err(
+                            "arguments",
+                            format!("`{}` is missing the argument `{}`", op.name, p.name),
+                            span,
+                        )
+                        .with_help(format!("signature: {}", signature(op))))
                     }
                 },
             };
@@ -1197,7 +1552,8 @@ impl<'a> Interp<'a> {
         let sizes = spec.sizes.clone();
         let strides = match &spec.stride {
             Some(s) => s.clone(),
-            None => shape::format_strides(&sizes, spec.memory_format, &mut self.m.sizes).map_err(|e| op_error(e, span))?,
+            None => shape::format_strides(&sizes, spec.memory_format, &mut self.m.sizes)
+                .map_err(|e| op_error(e, span))?,
         };
         let meta = Meta {
             sizes,
@@ -1243,7 +1599,10 @@ pub struct InputSpec {
 
 /// What leaving a `with` block restores.
 enum Restore {
-    Modes { grad_enabled: bool, inference_mode: bool },
+    Modes {
+        grad_enabled: bool,
+        inference_mode: bool,
+    },
     Autocast(Vec<super::state::Autocast>),
 }
 
@@ -1275,13 +1634,18 @@ pub fn signature(op: &OpDef) -> String {
             kw_marked = true;
         }
         parts.push(match &p.default {
-            Some(d) => format!("{}={}", p.name, match d {
-                crate::ops::DefaultValue::None => "None".to_string(),
-                crate::ops::DefaultValue::Int(i) => i.to_string(),
-                crate::ops::DefaultValue::Float(f) => f.to_string(),
-                crate::ops::DefaultValue::Bool(b) => if *b { "True" } else { "False" }.to_string(),
-                crate::ops::DefaultValue::Word(w) => w.clone(),
-            }),
+            Some(d) => format!(
+                "{}={}",
+                p.name,
+                match d {
+                    crate::ops::DefaultValue::None => "None".to_string(),
+                    crate::ops::DefaultValue::Int(i) => i.to_string(),
+                    crate::ops::DefaultValue::Float(f) => f.to_string(),
+                    crate::ops::DefaultValue::Bool(b) =>
+                        if *b { "True" } else { "False" }.to_string(),
+                    crate::ops::DefaultValue::Word(w) => w.clone(),
+                }
+            ),
             None => p.name.to_string(),
         });
     }

@@ -46,7 +46,9 @@ impl OutputType {
             OutputType::AliasOfInput => "alias_of_input",
             OutputType::AliasOfIntermediate => "alias_of_intermediate",
             OutputType::AliasOfIntermediateSaveAsOutput => "alias_of_intermediate_save_as_output",
-            OutputType::AliasOfIntermediateBaseIsUserOutput => "alias_of_intermediate_base_is_user_output",
+            OutputType::AliasOfIntermediateBaseIsUserOutput => {
+                "alias_of_intermediate_base_is_user_output"
+            }
             OutputType::UnsafeViewAlias => "unsafe_view_alias",
             OutputType::CustomFunctionView => "custom_function_view",
         }
@@ -71,6 +73,99 @@ pub struct InputAliasInfo {
     /// Where the storage of this input was written.
     pub mutated_at: Vec<Span>,
     pub span: Span,
+    /// `requires_grad` when the run starts (`needs_autograd` reads this one;
+    /// `requires_grad` above is read after the run).
+    pub requires_grad_at_entry: bool,
+    /// Sizes, strides and dtype when the run starts (tensors only).
+    pub shape: Vec<String>,
+    pub stride: Vec<String>,
+    pub dtype: Option<DType>,
+    /// Every write, metadata change and storage swap that counts for this
+    /// input, in program order, with the aliases it went through.
+    pub mutations: Vec<MutationRecord>,
+}
+
+/// One alias in a chain of views: the tensor made by `op` at `span` (`input`
+/// when it is the wrapper of that input).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AliasStep {
+    pub span: Span,
+    pub op: &'static str,
+    pub input: Option<usize>,
+}
+
+/// One mutation that counts for an input (provenance for the report).
+#[derive(Clone, Debug)]
+pub struct MutationRecord {
+    pub kind: EventKind,
+    /// The in-place op (`mul_`, `t_`, `set_`, …).
+    pub op: String,
+    pub span: Span,
+    /// Grad mode was off or inference mode on (functionalization's
+    /// `mutation_counter_during_no_grad_or_inference_mode`).
+    pub no_grad: bool,
+    /// autograd recorded the op (grad mode on and some operand requires grad).
+    pub grad_tracked: bool,
+    /// The tensor written and the views it came from, root first; the last
+    /// step is the tensor the op was called on.
+    pub through: Vec<AliasStep>,
+    /// For `set_`: the tensor whose storage was taken, root first.
+    pub source: Vec<AliasStep>,
+}
+
+/// Why an output got its `output_type` (which branch of PyTorch's
+/// classification, AOT_RULES §3.2, fired).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputReason {
+    /// Not a tensor: `non_alias`.
+    NotATensor,
+    /// A view of an input made by a custom autograd.Function.
+    CustomFunctionView,
+    /// Every output aliasing this input storage is a multi-output view
+    /// (unbind/split/chunk): PyTorch hides the aliasing (`non_alias`).
+    MultiOutputViewsOnly { aliases: usize },
+    /// The input object itself is returned.
+    InputItself,
+    /// A view (or detach) of an input's storage.
+    ViewOfInput,
+    /// The input object is returned after `set_()` swapped its storage.
+    InputAfterSet,
+    /// A differentiable view of an intermediate, the only alias of its
+    /// storage among the outputs (not counting multi-output views).
+    LoneViewOfIntermediate { aliases: usize, multi: usize },
+    /// A differentiable view of an intermediate that is itself an output.
+    ViewOfOutput,
+    /// A differentiable view of an intermediate whose base is already an
+    /// intermediate base.
+    SharedBase,
+    /// A differentiable view of an intermediate: its base becomes a new
+    /// intermediate base.
+    NewBase,
+    /// Does not require grad, and another output with the same storage and
+    /// metadata does (`(out, out.detach())`, pytorch#100348).
+    DetachedTwin,
+    /// A view of an intermediate, but it or its base does not require grad.
+    ViewWithoutGrad,
+    /// A tensor with storage of its own (or one no input owns).
+    Fresh,
+}
+
+/// An intermediate base: the `._base` appended to the forward outputs.
+#[derive(Clone, Debug)]
+pub struct IntermediateBase {
+    /// How the base was made, root first (its last step is the base).
+    pub chain: Vec<AliasStep>,
+    pub shape: Vec<String>,
+    /// The outputs that are views of it.
+    pub outputs: Vec<usize>,
+}
+
+/// What a traced tangent is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TangentFor {
+    Input(usize),
+    Output(usize),
+    IntermediateBase(usize),
 }
 
 /// `OutputAliasInfo`.
@@ -84,6 +179,12 @@ pub struct OutputAliasInfo {
     /// Where the output tensor was made, by which op.
     pub origin: Option<(Span, &'static str)>,
     pub shape: Vec<String>,
+    pub dtype: Option<DType>,
+    /// Which classification branch fired.
+    pub reason: OutputReason,
+    /// How the output was made: its root (an input, or the op that made a
+    /// fresh tensor) first, then each view; the last step is the output.
+    pub chain: Vec<AliasStep>,
 }
 
 #[derive(Clone, Debug)]
@@ -93,6 +194,7 @@ pub struct Tangent {
     pub dtype: DType,
     /// `input x`, `output 2`, `intermediate base 0`.
     pub source: String,
+    pub for_: TangentFor,
 }
 
 #[derive(Clone, Debug)]
@@ -105,6 +207,154 @@ pub struct ViewAndMutationMeta {
     pub traced_tangents: Vec<Tangent>,
     pub grad_enabled_mutation: Option<bool>,
     pub num_tokens: u32,
+    /// aot_autograd's `needs_autograd` before the downgrade: some tensor
+    /// input requires grad when the run starts.
+    pub needs_autograd: bool,
+    /// The intermediate bases, in order (`num_intermediate_bases` of them).
+    pub intermediate_bases: Vec<IntermediateBase>,
+    /// The call that left grad mode as it ends (when it changed).
+    pub grad_mode_set_at: Option<Span>,
+    /// The op that made the effect token (when there is one).
+    pub token_at: Option<Span>,
+}
+
+/// What the run did, in order, kept for the report (`tpi check`, `tpi
+/// explain`): every in-place write, metadata change and storage swap with its
+/// op and span, the tensor each view was made from, the grad-mode switches and
+/// the effectful ops. The interpreter appends to it, one call per event;
+/// `collect` reads it. It changes no answer.
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    pub events: Vec<Event>,
+    /// For a view (or a `detach()` alias): the tensor it was made from.
+    pub parents: HashMap<TensorId, TensorId>,
+    /// `torch.set_grad_enabled(on)` calls: where, and the mode set.
+    pub grad_mode: Vec<(Span, bool)>,
+    /// Ops that made an effect token.
+    pub tokens: Vec<Span>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A data write (`mul_`, `copy_`, `out=`, …): bumps the storage's counters.
+    Data,
+    /// An in-place view op (`t_`, `unsqueeze_`, `as_strided_`, …).
+    Metadata,
+    /// `set_(source)`: the tensor moves onto the source's storage.
+    SetStorage,
+}
+
+/// One mutation event of the run.
+#[derive(Clone, Debug)]
+pub struct Event {
+    pub kind: EventKind,
+    /// The tensor the op was called on.
+    pub tensor: TensorId,
+    /// The functional storage written (for `set_`: the new storage).
+    pub storage: StorageId,
+    pub op: String,
+    pub span: Span,
+    pub no_grad: bool,
+    pub grad_tracked: bool,
+    /// For `set_`: the tensor whose storage was taken.
+    pub source: Option<TensorId>,
+}
+
+impl Provenance {
+    /// A data write of `storage` by `op` on `tensor`.
+    pub fn data(
+        &mut self,
+        tensor: TensorId,
+        storage: StorageId,
+        op: &str,
+        span: Span,
+        no_grad: bool,
+        grad_tracked: bool,
+    ) {
+        self.events.push(Event {
+            kind: EventKind::Data,
+            tensor,
+            storage,
+            op: op.to_string(),
+            span,
+            no_grad,
+            grad_tracked,
+            source: None,
+        });
+    }
+
+    /// An in-place metadata change of `tensor`.
+    pub fn metadata(&mut self, tensor: TensorId, storage: StorageId, op: &str, span: Span) {
+        self.events.push(Event {
+            kind: EventKind::Metadata,
+            tensor,
+            storage,
+            op: op.to_string(),
+            span,
+            no_grad: false,
+            grad_tracked: false,
+            source: None,
+        });
+    }
+
+    /// `tensor.set_(source)`, moving `tensor` onto `storage`.
+    pub fn set_storage(
+        &mut self,
+        tensor: TensorId,
+        source: TensorId,
+        storage: StorageId,
+        span: Span,
+    ) {
+        self.events.push(Event {
+            kind: EventKind::SetStorage,
+            tensor,
+            storage,
+            op: "set_".to_string(),
+            span,
+            no_grad: false,
+            grad_tracked: false,
+            source: Some(source),
+        });
+    }
+
+    /// `view` was made from `base` (a view op or `detach()`).
+    pub fn view(&mut self, view: TensorId, base: TensorId) {
+        self.parents.insert(view, base);
+    }
+
+    /// `torch.set_grad_enabled(on)` at `span`.
+    pub fn grad_mode(&mut self, span: Span, on: bool) {
+        self.grad_mode.push((span, on));
+    }
+
+    /// An effectful op at `span`.
+    pub fn token(&mut self, span: Span) {
+        self.tokens.push(span);
+    }
+
+    /// The chain of aliases that made `t`: its root first, `t` last.
+    pub fn chain(&self, m: &Machine, t: TensorId) -> Vec<AliasStep> {
+        let mut steps = Vec::new();
+        let mut cur = Some(t);
+        // Parents are made before their views, so the walk ends; the limit
+        // only guards against a bookkeeping bug.
+        while let Some(id) = cur {
+            if steps.len() >= 256 {
+                break;
+            }
+            let Some(tensor) = m.tensors.get(id) else {
+                break;
+            };
+            steps.push(AliasStep {
+                span: tensor.origin,
+                op: tensor.origin_op,
+                input: tensor.input_index,
+            });
+            cur = self.parents.get(&id).copied().filter(|&p| p < id);
+        }
+        steps.reverse();
+        steps
+    }
 }
 
 /// What the analysis knows about each parameter when the run starts.
@@ -163,10 +413,26 @@ pub fn collect(
                 mutation_type: MutationType::NotMutated,
                 mutated_at: Vec::new(),
                 span: *span,
+                requires_grad_at_entry: false,
+                shape: Vec::new(),
+                stride: Vec::new(),
+                dtype: None,
+                mutations: Vec::new(),
             }),
-            Param::Tensor { name, id, sizes, strides, offset, storage, is_leaf, span, .. } => {
+            Param::Tensor {
+                name,
+                id,
+                sizes,
+                strides,
+                offset,
+                storage,
+                is_leaf,
+                span,
+                requires_grad: requires_grad_at_entry,
+            } => {
                 let t = m.tensors[*id].clone();
                 let st = m.storages[t.storage].clone();
+                let mutations = input_mutations(m, *id, t.storage);
                 let raw_data = st.mutations > 0;
                 let storage_changed = t.storage_changed && *storage != t.storage;
                 let meta_changed = {
@@ -192,10 +458,32 @@ pub fn collect(
                         && ((!mutates_metadata && !requires_grad) || hidden || no_grad);
                     if (resized || storage_meta) && !in_graph {
                         let what = if resized { "resize_" } else { "set_" };
-                        return Err(OpError::new(
+                        let mut error = OpError::new(
                             "storage-mutation-out-of-graph",
                             format!("Encountered a {what} on a graph input, but the input has other mutations that we cannot keep in the graph. This is not supported today. Current state: keep_input_mutations={keep_input_mutations}, mutates_data={data}, mutates_metadata={mutates_metadata}, mutations_hidden_from_autograd={hidden}, mutations_under_no_grad_or_inference_mode={no_grad}, requires_grad={requires_grad} (input `{name}`)"),
-                        ));
+                        );
+                        for r in &mutations {
+                            let text = match r.kind {
+                                EventKind::SetStorage => {
+                                    format!("`{name}` takes another tensor's storage here (`set_`)")
+                                }
+                                EventKind::Metadata => {
+                                    format!("this changes the metadata of `{name}` (`{}`)", r.op)
+                                }
+                                EventKind::Data if r.no_grad => continue,
+                                EventKind::Data => format!(
+                                    "this writes `{name}`'s storage with grad mode on (`{}`)",
+                                    r.op
+                                ),
+                            };
+                            error = error.label(r.span, text);
+                        }
+                        let help = if !keep_input_mutations {
+                            "a set_ or resize_ of an input can only stay in the graph: run without --no-keep-input-mutations".to_string()
+                        } else {
+                            format!("put the other mutations of `{name}` under `torch.no_grad()`, or mutate a clone")
+                        };
+                        return Err(error.help(help));
                     }
                     if in_graph {
                         MutationType::MutatedInGraph
@@ -217,6 +505,11 @@ pub fn collect(
                     mutation_type,
                     mutated_at: st.mutated_at.clone(),
                     span: *span,
+                    requires_grad_at_entry: *requires_grad_at_entry,
+                    shape: sizes.iter().map(|s| m.sizes.env.display(s)).collect(),
+                    stride: strides.iter().map(|s| m.sizes.env.display(s)).collect(),
+                    dtype: Some(t.dtype),
+                    mutations,
                 });
             }
         }
@@ -256,6 +549,7 @@ pub fn collect(
 
     let mut out_infos = Vec::new();
     let mut bases: Vec<TensorId> = Vec::new();
+    let mut base_users: Vec<Vec<usize>> = Vec::new();
     for o in outputs {
         let FlatOutput::Tensor(t) = o else {
             out_infos.push(OutputAliasInfo {
@@ -266,6 +560,9 @@ pub fn collect(
                 is_tensor: false,
                 origin: None,
                 shape: Vec::new(),
+                dtype: None,
+                reason: OutputReason::NotATensor,
+                chain: Vec::new(),
             });
             continue;
         };
@@ -281,38 +578,98 @@ pub fn collect(
         let key = (tt.sizes.clone(), tt.strides.clone(), tt.offset.clone());
         let identical_grad: Vec<TensorId> = grad_by_key
             .get(&storage)
-            .map(|l| l.iter().filter(|(k, x)| *k == key && *x != t).map(|(_, x)| *x).collect())
+            .map(|l| {
+                l.iter()
+                    .filter(|(k, x)| *k == key && *x != t)
+                    .map(|(_, x)| *x)
+                    .collect()
+            })
             .unwrap_or_default();
-        let (output_type, base_idx) = if inp_storage.contains_key(&storage) && grad_fn.is_some() && custom {
-            (OutputType::CustomFunctionView, None)
-        } else if inp_storage.contains_key(&storage) && !changed {
-            let base = inp_storage[&storage];
-            if grad_fn.is_some() && count - multi == 0 {
-                (OutputType::NonAlias, Some(base))
-            } else if inp_ids.contains_key(&t) {
-                (OutputType::IsInput, Some(base))
+        let (output_type, base_idx, reason) =
+            if inp_storage.contains_key(&storage) && grad_fn.is_some() && custom {
+                (
+                    OutputType::CustomFunctionView,
+                    None,
+                    OutputReason::CustomFunctionView,
+                )
+            } else if inp_storage.contains_key(&storage) && !changed {
+                let base = inp_storage[&storage];
+                if grad_fn.is_some() && count - multi == 0 {
+                    (
+                        OutputType::NonAlias,
+                        Some(base),
+                        OutputReason::MultiOutputViewsOnly { aliases: count },
+                    )
+                } else if inp_ids.contains_key(&t) {
+                    (OutputType::IsInput, Some(base), OutputReason::InputItself)
+                } else {
+                    (
+                        OutputType::AliasOfInput,
+                        Some(base),
+                        OutputReason::ViewOfInput,
+                    )
+                }
+            } else if changed && inp_ids.contains_key(&t) {
+                (
+                    OutputType::IsInput,
+                    inp_storage.get(&storage).copied(),
+                    OutputReason::InputAfterSet,
+                )
+            } else if let Some(base) = tt
+                .view
+                .as_ref()
+                .map(|v| v.base)
+                .filter(|&b| requires_grad && m.requires_grad(b))
+            {
+                if count == 1 || count - multi <= 1 {
+                    (
+                        OutputType::UnsafeViewAlias,
+                        None,
+                        OutputReason::LoneViewOfIntermediate {
+                            aliases: count,
+                            multi,
+                        },
+                    )
+                } else if let Some(&oi) = out_ids.get(&base) {
+                    (
+                        OutputType::AliasOfIntermediateBaseIsUserOutput,
+                        Some(oi),
+                        OutputReason::ViewOfOutput,
+                    )
+                } else if let Some(k) = bases.iter().position(|&b| b == base) {
+                    base_users[k].push(out_infos.len());
+                    (
+                        OutputType::AliasOfIntermediate,
+                        Some(k),
+                        OutputReason::SharedBase,
+                    )
+                } else {
+                    bases.push(base);
+                    base_users.push(vec![out_infos.len()]);
+                    (
+                        OutputType::AliasOfIntermediateSaveAsOutput,
+                        Some(bases.len() - 1),
+                        OutputReason::NewBase,
+                    )
+                }
+            } else if count > 1 && !identical_grad.is_empty() && !requires_grad {
+                (
+                    OutputType::AliasOfIntermediateBaseIsUserOutput,
+                    out_ids.get(&identical_grad[0]).copied(),
+                    OutputReason::DetachedTwin,
+                )
+            } else if tt.view.is_some() {
+                (OutputType::NonAlias, None, OutputReason::ViewWithoutGrad)
             } else {
-                (OutputType::AliasOfInput, Some(base))
-            }
-        } else if changed && inp_ids.contains_key(&t) {
-            (OutputType::IsInput, inp_storage.get(&storage).copied())
-        } else if let Some(base) = tt.view.as_ref().map(|v| v.base).filter(|&b| requires_grad && m.requires_grad(b)) {
-            if count == 1 || count - multi <= 1 {
-                (OutputType::UnsafeViewAlias, None)
-            } else if let Some(&oi) = out_ids.get(&base) {
-                (OutputType::AliasOfIntermediateBaseIsUserOutput, Some(oi))
-            } else if let Some(k) = bases.iter().position(|&b| b == base) {
-                (OutputType::AliasOfIntermediate, Some(k))
-            } else {
-                bases.push(base);
-                (OutputType::AliasOfIntermediateSaveAsOutput, Some(bases.len() - 1))
-            }
-        } else if count > 1 && !identical_grad.is_empty() && !requires_grad {
-            (OutputType::AliasOfIntermediateBaseIsUserOutput, out_ids.get(&identical_grad[0]).copied())
-        } else {
-            (OutputType::NonAlias, None)
-        };
-        let dynamic_dims = tt.sizes.iter().enumerate().filter(|(_, s)| m.sizes.env.is_dynamic(s)).map(|(i, _)| i).collect();
+                (OutputType::NonAlias, None, OutputReason::Fresh)
+            };
+        let dynamic_dims = tt
+            .sizes
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| m.sizes.env.is_dynamic(s))
+            .map(|(i, _)| i)
+            .collect();
         out_infos.push(OutputAliasInfo {
             output_type,
             base_idx,
@@ -321,30 +678,61 @@ pub fn collect(
             is_tensor: true,
             origin: Some((tt.origin, tt.origin_op)),
             shape: tt.sizes.iter().map(|s| m.sizes.env.display(s)).collect(),
+            dtype: Some(tt.dtype),
+            reason,
+            chain: m.provenance.chain(m, t),
         });
     }
 
     // Tangents.
-    let mut tangent_sources: Vec<(TensorId, String)> = Vec::new();
-    for (p, info) in params.iter().zip(&inputs) {
+    let mut tangent_sources: Vec<(TensorId, String, TangentFor)> = Vec::new();
+    for (i, (p, info)) in params.iter().zip(&inputs).enumerate() {
         if let Param::Tensor { id, name, .. } = p {
-            if info.mutation_type == MutationType::MutatedOutGraph && info.mutates_data && info.requires_grad {
-                tangent_sources.push((*id, format!("mutated input `{name}`")));
+            if info.mutation_type == MutationType::MutatedOutGraph
+                && info.mutates_data
+                && info.requires_grad
+            {
+                tangent_sources.push((
+                    *id,
+                    format!("mutated input `{name}`"),
+                    TangentFor::Input(i),
+                ));
             }
         }
     }
     for (i, (o, info)) in outputs.iter().zip(&out_infos).enumerate() {
         if let FlatOutput::Tensor(t) = o {
-            if matches!(info.output_type, OutputType::NonAlias | OutputType::UnsafeViewAlias | OutputType::CustomFunctionView) && info.requires_grad {
-                tangent_sources.push((*t, format!("output {i}")));
+            if matches!(
+                info.output_type,
+                OutputType::NonAlias | OutputType::UnsafeViewAlias | OutputType::CustomFunctionView
+            ) && info.requires_grad
+            {
+                tangent_sources.push((*t, format!("output {i}"), TangentFor::Output(i)));
             }
         }
     }
     for (k, &b) in bases.iter().enumerate() {
-        tangent_sources.push((b, format!("intermediate base {k}")));
+        tangent_sources.push((
+            b,
+            format!("intermediate base {k}"),
+            TangentFor::IntermediateBase(k),
+        ));
     }
+    let intermediate_bases = bases
+        .iter()
+        .zip(base_users)
+        .map(|(&b, outputs)| IntermediateBase {
+            chain: m.provenance.chain(m, b),
+            shape: m.tensors[b]
+                .sizes
+                .iter()
+                .map(|s| m.sizes.env.display(s))
+                .collect(),
+            outputs,
+        })
+        .collect();
     let mut traced_tangents = Vec::new();
-    for (t, source) in tangent_sources {
+    for (t, source, for_) in tangent_sources {
         let tt = m.tensors[t].clone();
         // view(t.shape), then contiguous(memory_format=suggest_memory_format(t)).
         // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
@@ -362,17 +750,31 @@ pub fn collect(
             stride: strides.iter().map(resolve).collect(),
             dtype: tt.dtype,
             source,
+            for_,
         });
     }
 
     // aot_autograd: needs_autograd, then the downgrade to an inference graph.
-    let needs_autograd = params.iter().any(|p| matches!(p, Param::Tensor { requires_grad: true, .. }));
+    let needs_autograd = params.iter().any(|p| {
+        matches!(
+            p,
+            Param::Tensor {
+                requires_grad: true,
+                ..
+            }
+        )
+    });
     let output_and_mutation_safe = !out_infos.iter().any(|o| {
         o.requires_grad
-            && !(matches!(o.output_type, OutputType::AliasOfInput | OutputType::IsInput)
-                && o.base_idx.is_some_and(|b| inputs[b].requires_grad))
+            && !(matches!(
+                o.output_type,
+                OutputType::AliasOfInput | OutputType::IsInput
+            ) && o.base_idx.is_some_and(|b| inputs[b].requires_grad))
     }) && !inputs.iter().any(|i| {
-        i.requires_grad && i.mutates_data && !i.mutations_under_no_grad_or_inference_mode && !i.mutations_hidden_from_autograd
+        i.requires_grad
+            && i.mutates_data
+            && !i.mutations_under_no_grad_or_inference_mode
+            && !i.mutations_hidden_from_autograd
     });
     let is_train = needs_autograd && !output_and_mutation_safe;
     Ok(ViewAndMutationMeta {
@@ -384,5 +786,44 @@ pub fn collect(
         traced_tangents,
         grad_enabled_mutation,
         num_tokens: m.tokens,
+        needs_autograd,
+        intermediate_bases,
+        grad_mode_set_at: grad_enabled_mutation.and_then(|on| {
+            m.provenance
+                .grad_mode
+                .iter()
+                .rev()
+                .find(|(_, set)| *set == on)
+                .map(|(span, _)| *span)
+        }),
+        token_at: if m.tokens > 0 {
+            m.provenance.tokens.first().copied()
+        } else {
+            None
+        },
     })
+}
+
+/// The mutations that count for input wrapper `id`, whose storage is
+/// `storage` after the run: data writes of that storage (through any alias),
+/// and metadata changes and `set_`s of the wrapper itself.
+fn input_mutations(m: &Machine, id: TensorId, storage: StorageId) -> Vec<MutationRecord> {
+    let provenance = &m.provenance;
+    provenance
+        .events
+        .iter()
+        .filter(|e| match e.kind {
+            EventKind::Data => e.storage == storage,
+            EventKind::Metadata | EventKind::SetStorage => e.tensor == id,
+        })
+        .map(|e| MutationRecord {
+            kind: e.kind,
+            op: e.op.clone(),
+            span: e.span,
+            no_grad: e.no_grad,
+            grad_tracked: e.grad_tracked,
+            through: provenance.chain(m, e.tensor),
+            source: e.source.map(|s| provenance.chain(m, s)).unwrap_or_default(),
+        })
+        .collect()
 }

@@ -6,6 +6,10 @@
 //! PyTorch on real tensors, giving the eager forward error and, from the
 //! autograd graph with its saved tensors, the error a backward would raise.
 
+// Errors end a run, so they are cold; returning the full Diagnostic by value
+// keeps the interpreter's code plain.
+#![allow(clippy::result_large_err)]
+
 pub mod apply;
 pub mod builtins;
 pub mod domain;
@@ -57,7 +61,9 @@ impl FunctionResult {
 
 /// Is `def` an entry: every parameter annotated with `Tensor(...)` or defaulted?
 pub fn is_entry(def: &FunctionDef) -> bool {
-    def.params.iter().all(|p| p.default.is_some() || p.annotation.as_ref().is_some_and(is_tensor_annotation))
+    def.params
+        .iter()
+        .all(|p| p.default.is_some() || p.annotation.as_ref().is_some_and(is_tensor_annotation))
 }
 
 fn is_tensor_annotation(e: &ast::Expr) -> bool {
@@ -74,7 +80,10 @@ pub fn function_table(module: &ast::Module) -> HashMap<String, &FunctionDef> {
     functions
 }
 
-pub fn analyse_module(module: &ast::Module, options: &Options) -> (Vec<FunctionResult>, Vec<Diagnostic>) {
+pub fn analyse_module(
+    module: &ast::Module,
+    options: &Options,
+) -> (Vec<FunctionResult>, Vec<Diagnostic>) {
     let functions = function_table(module);
     let mut results = Vec::new();
     for item in &module.items {
@@ -98,7 +107,11 @@ pub struct Run<'a> {
     pub returned: Option<Value>,
 }
 
-pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
+pub fn run_function<'a>(
+    functions: &'a HashMap<String, &'a FunctionDef>,
+    def: &'a FunctionDef,
+    mode: Mode,
+) -> Run<'a> {
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
     let mut env = Env::new();
@@ -117,7 +130,7 @@ pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'
                         strides: t.strides,
                         offset: t.offset,
                         storage: t.storage,
-                        is_leaf: !(spec.requires_grad && !spec.leaf),
+                        is_leaf: !spec.requires_grad || spec.leaf,
                         requires_grad: spec.requires_grad,
                         span: p.span,
                     });
@@ -125,7 +138,11 @@ pub fn run_function<'a>(functions: &'a HashMap<String, &'a FunctionDef>, def: &'
                 }
                 None => {
                     let Some(d) = &p.default else {
-                        return Err(Diagnostic::error("syntax", "this parameter needs a Tensor(...) annotation or a default", p.span));
+                        return Err(Diagnostic::error(
+                            "syntax",
+                            "this parameter needs a Tensor(...) annotation or a default",
+                            p.span,
+                        ));
                     };
                     let mut empty = Env::new();
                     let v = it.eval(&mut empty, d)?;
@@ -178,7 +195,11 @@ fn flatten(v: &Value, out: &mut Vec<FlatOutput>) {
 /// Evaluates a `Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)` annotation.
 fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
     let ExprKind::Call { args, keywords, .. } = &ann.kind else {
-        return Err(Diagnostic::error("syntax", "expected Tensor(...)", ann.span));
+        return Err(Diagnostic::error(
+            "syntax",
+            "expected Tensor(...)",
+            ann.span,
+        ));
     };
     let mut env = Env::new();
     let mut sizes = Vec::new();
@@ -197,21 +218,46 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
         match v {
             Value::Int(i) => {
                 if i.as_int().is_some_and(|x| x < 0) {
-                    return Err(Diagnostic::error("invalid-shape", format!("a size cannot be negative, got {i}"), span));
+                    return Err(Diagnostic::error(
+                        "invalid-shape",
+                        format!("a size cannot be negative, got {i}"),
+                        span,
+                    ));
                 }
                 sizes.push(i);
             }
             Value::Str(s) => {
-                if !s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(Diagnostic::error("syntax", format!("`{s}` is not a valid symbol name"), span).with_help("symbolic sizes are identifiers, like \"n\" or \"batch\""));
+                if !s
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    return Err(Diagnostic::error(
+                        "syntax",
+                        format!("`{s}` is not a valid symbol name"),
+                        span,
+                    )
+                    .with_help("symbolic sizes are identifiers, like \"n\" or \"batch\""));
                 }
                 if !it.m.sizes.env.is_declared(&s) && it.m.sizes.env.num_symbols() >= 10 {
-                    return Err(Diagnostic::error("limit", "at most 10 distinct symbolic sizes are supported (as the oracle)", span));
+                    return Err(Diagnostic::error(
+                        "limit",
+                        "at most 10 distinct symbolic sizes are supported (as the oracle)",
+                        span,
+                    ));
                 }
                 sizes.push(it.m.sizes.env.declare(&s));
             }
             other => {
-                return Err(Diagnostic::error("type", format!("a size must be an int or a symbol name, got a `{}`", other.type_name()), span));
+                return Err(Diagnostic::error(
+                    "type",
+                    format!(
+                        "a size must be an int or a symbol name, got a `{}`",
+                        other.type_name()
+                    ),
+                    span,
+                ));
             }
         }
     }
@@ -225,7 +271,13 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
     };
     for k in keywords {
         let v = it.eval(&mut env, &k.value)?;
-        let bad = |what: &str| Diagnostic::error("type", format!("`{}` must be {what}", k.name.name), k.value.span);
+        let bad = |what: &str| {
+            Diagnostic::error(
+                "type",
+                format!("`{}` must be {what}", k.name.name),
+                k.value.span,
+            )
+        };
         match (k.name.name.as_str(), v) {
             ("dtype", Value::Dtype(d)) => spec.dtype = d,
             ("dtype", _) => return Err(bad("a torch dtype")),
@@ -242,33 +294,65 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
             ("memory_format", Value::MemoryFormat(f)) => spec.memory_format = f,
             ("memory_format", _) => return Err(bad("a torch memory format")),
             (other, _) => {
-                return Err(Diagnostic::error("arguments", format!("Tensor() has no argument `{other}`"), k.name.span)
-                    .with_help("Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)"))
+                return Err(Diagnostic::error(
+                    "arguments",
+                    format!("Tensor() has no argument `{other}`"),
+                    k.name.span,
+                )
+                .with_help(
+                    "Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)",
+                ))
             }
         }
     }
     if let Some(st) = &spec.stride {
         if st.len() != spec.sizes.len() {
-            return Err(Diagnostic::error("invalid-shape", format!("stride has {} entries for {} sizes", st.len(), spec.sizes.len()), ann.span));
+            return Err(Diagnostic::error(
+                "invalid-shape",
+                format!(
+                    "stride has {} entries for {} sizes",
+                    st.len(),
+                    spec.sizes.len()
+                ),
+                ann.span,
+            ));
         }
         // A permutation of a contiguous layout: dense and non-overlapping.
         if !crate::ops::shape::is_non_overlapping_and_dense(&spec.sizes, st, &mut it.m.sizes) {
             return Err(Diagnostic::error("invalid-shape", "stride= must describe a dense, non-overlapping layout (a permutation of a contiguous one)", ann.span));
         }
     }
-    if spec.memory_format == MemoryFormat::ChannelsLast && spec.sizes.len() != 4 || spec.memory_format == MemoryFormat::ChannelsLast3d && spec.sizes.len() != 5 {
-        return Err(Diagnostic::error("invalid-shape", format!("memory_format=torch.{} needs a {}-d tensor", spec.memory_format.name(), if spec.memory_format == MemoryFormat::ChannelsLast { 4 } else { 5 }), ann.span));
+    if spec.memory_format == MemoryFormat::ChannelsLast && spec.sizes.len() != 4
+        || spec.memory_format == MemoryFormat::ChannelsLast3d && spec.sizes.len() != 5
+    {
+        return Err(Diagnostic::error(
+            "invalid-shape",
+            format!(
+                "memory_format=torch.{} needs a {}-d tensor",
+                spec.memory_format.name(),
+                if spec.memory_format == MemoryFormat::ChannelsLast {
+                    4
+                } else {
+                    5
+                }
+            ),
+            ann.span,
+        ));
     }
     let _ = SymInt::int(0);
     Ok(spec)
 }
 
-pub fn analyse_function(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef, options: &Options) -> FunctionResult {
+pub fn analyse_function(
+    functions: &HashMap<String, &FunctionDef>,
+    def: &FunctionDef,
+    options: &Options,
+) -> FunctionResult {
     let mut diagnostics = Vec::new();
     // PyTorch's metadata analysis.
     let mut run = run_function(functions, def, Mode::Analysis);
     let mut assumptions = std::mem::take(&mut run.interp.notes);
-    let meta = match run.outputs {
+    let meta = match std::mem::replace(&mut run.outputs, Ok(Vec::new())) {
         Err(d) => {
             diagnostics.push(d);
             None
@@ -287,8 +371,18 @@ pub fn analyse_function(functions: &HashMap<String, &FunctionDef>, def: &Functio
                 );
                 None
             } else {
-                let grad_enabled_mutation = if m.grad_enabled != initial.grad_enabled { Some(m.grad_enabled) } else { None };
-                match meta::collect(m, &run.params, &outputs, options.keep_input_mutations, grad_enabled_mutation) {
+                let grad_enabled_mutation = if m.grad_enabled != initial.grad_enabled {
+                    Some(m.grad_enabled)
+                } else {
+                    None
+                };
+                match meta::collect(
+                    m,
+                    &run.params,
+                    &outputs,
+                    options.keep_input_mutations,
+                    grad_enabled_mutation,
+                ) {
                     Ok(meta) => Some(meta),
                     Err(e) => {
                         diagnostics.push(op_error(e, def.header_span));
@@ -301,10 +395,17 @@ pub fn analyse_function(functions: &HashMap<String, &FunctionDef>, def: &Functio
     for a in std::mem::take(&mut run.interp.m.sizes.assumptions) {
         assumptions.push((def.header_span, a));
     }
+    // The analysis's state is no longer needed: free it before the eager run.
+    drop(run);
     // Plain eager PyTorch.
     let eager = eager::predict(functions, def);
-    for d in [&eager.forward_error, &eager.backward_error].into_iter().flatten() {
-        let same_as_analysis = diagnostics.first().is_some_and(|e| e.code == d.code && e.primary.span == d.primary.span);
+    for d in [&eager.forward_error, &eager.backward_error]
+        .into_iter()
+        .flatten()
+    {
+        let same_as_analysis = diagnostics
+            .first()
+            .is_some_and(|e| e.code == d.code && e.primary.span == d.primary.span);
         if !same_as_analysis {
             let mut w = d.clone();
             w.severity = crate::report::Severity::Warning;

@@ -6,7 +6,9 @@
 //! analysis itself runs under autograd and raises some of them.
 
 use super::domain::*;
-use crate::ops::saved::{backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, Saved};
+use crate::ops::saved::{
+    backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, Saved,
+};
 use crate::ops::shape::{self, OpError, OpResult, Sizes};
 use crate::sym::SymInt;
 use crate::syntax::Span;
@@ -43,6 +45,8 @@ pub struct Machine {
     pub autocast: Vec<Autocast>,
     /// Effect tokens discovered (`torch.ops.aten._print`).
     pub tokens: u32,
+    /// What the run did, for the report (changes no answer).
+    pub provenance: super::meta::Provenance,
 }
 
 /// Metadata of a tensor to be made.
@@ -79,6 +83,7 @@ impl Machine {
                 },
             ],
             tokens: 0,
+            provenance: Default::default(),
         }
     }
 
@@ -127,10 +132,15 @@ impl Machine {
                     CreationMeta::InferenceMode => "A view was created in inference mode and its base or another view of its base has been modified inplace in normal mode.".to_string(),
                     _ => format!("Output {index} of {name} is a view and its base or another view of its base has been modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
                 };
-                return Err(OpError::new("inplace-view-other", msg).help("make the views after the in-place op, or clone them first"));
+                return Err(OpError::new("inplace-view-other", msg)
+                    .help("make the views after the in-place op, or clone them first"));
             }
             let base_fn = self.grad_fn(view.base)?;
-            let node = self.add_node("AsStridedBackward0", base_fn.into_iter().collect(), Span::default());
+            let node = self.add_node(
+                "AsStridedBackward0",
+                base_fn.into_iter().collect(),
+                Span::default(),
+            );
             let t = &mut self.tensors[id];
             t.grad_fn = Some(node);
             t.attr_version = current;
@@ -230,7 +240,10 @@ impl Machine {
         span: Span,
     ) -> OpResult<Option<NodeId>> {
         let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
-        let dtype = outputs.first().map(|&o| self.tensors[o].dtype).unwrap_or(DType::F32);
+        let dtype = outputs
+            .first()
+            .map(|&o| self.tensors[o].dtype)
+            .unwrap_or(DType::F32);
         if !self.records_grad(&present, dtype) {
             return Ok(None);
         }
@@ -247,24 +260,44 @@ impl Machine {
             self.tensors[o].grad_fn = Some(node);
             self.tensors[o].output_index = k;
         }
-        let Some(row) = lookup(op, inplace) else { return Ok(Some(node)) };
+        let Some(row) = lookup(op, inplace) else {
+            return Ok(Some(node));
+        };
         if row.exactness == Exactness::LayoutDependent && matches!(base, "matmul" | "linear") {
             // Whether an operand is saved as itself depends on whether matmul's
             // internal reshape is a view: decided from the concrete layouts.
-            let names: [&str; 2] = if base == "matmul" { ["self", "other"] } else { ["input", "weight"] };
+            let names: [&str; 2] = if base == "matmul" {
+                ["self", "other"]
+            } else {
+                ["input", "weight"]
+            };
             let find = |n: &str| inputs.iter().find(|(k, _)| *k == n).and_then(|(_, t)| *t);
-            let (Some(x), Some(w)) = (find(names[0]), find(names[1])) else { return Ok(Some(node)) };
+            let (Some(x), Some(w)) = (find(names[0]), find(names[1])) else {
+                return Ok(Some(node));
+            };
             let geom = |m: &Machine, t: TensorId| -> Option<Geom> {
                 let tt = &m.tensors[t];
                 let sizes: Option<Vec<i64>> = tt.sizes.iter().map(|s| s.as_int()).collect();
                 let strides: Option<Vec<i64>> = tt.strides.iter().map(|s| s.as_int()).collect();
                 Some(Geom::new(&sizes?, &strides?, m.requires_grad(t)))
             };
-            let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else { return Ok(Some(node)) };
-            let saved = if base == "matmul" { matmul_saved(&gx, &gw) } else { linear_saved(&gx, &gw) };
+            let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
+                return Ok(Some(node));
+            };
+            let saved = if base == "matmul" {
+                matmul_saved(&gx, &gw)
+            } else {
+                linear_saved(&gx, &gw)
+            };
             for (t, keep, role) in [(x, saved[0], names[0]), (w, saved[1], names[1])] {
                 if keep {
-                    self.save(node, t, false, None, if role == "self" { "self" } else { role })?;
+                    self.save(
+                        node,
+                        t,
+                        false,
+                        None,
+                        if role == "self" { "self" } else { role },
+                    )?;
                 }
             }
             return Ok(Some(node));
@@ -276,17 +309,28 @@ impl Machine {
             let name = *row.args.get(i)?;
             inputs
                 .iter()
-                .find(|(n, _)| *n == name || (name == "input" && *n == "self") || (name == "self" && *n == "input") || (name == "indices" && *n == "input"))
+                .find(|(n, _)| {
+                    *n == name
+                        || (name == "input" && *n == "self")
+                        || (name == "self" && *n == "input")
+                        || (name == "indices" && *n == "input")
+                })
                 .and_then(|(_, t)| *t)
         };
-        let self_version = inputs.first().and_then(|(_, t)| *t).map(|t| self.tensors[t].version);
+        let self_version = inputs
+            .first()
+            .and_then(|(_, t)| *t)
+            .map(|t| self.tensors[t].version);
         for s in row.saved {
             let (tensor, role) = match *s {
                 Saved::Input(i, _) => (arg(i), row.args.get(i).copied().unwrap_or("input")),
                 Saved::Output(i, _) => (outputs.get(i).copied(), "result"),
             };
             let Some(tensor) = tensor else { continue };
-            let holds = s.when().holds(|i| arg(i).is_some_and(|t| self.requires_grad(t)), |i| arg(i).is_some());
+            let holds = s.when().holds(
+                |i| arg(i).is_some_and(|t| self.requires_grad(t)),
+                |i| arg(i).is_some(),
+            );
             if !holds {
                 continue;
             }
@@ -298,7 +342,14 @@ impl Machine {
 
     /// Saves `tensor` for backward in `node`, at its current version (or the
     /// version before an in-place op's own write, for its inputs).
-    fn save(&mut self, node: NodeId, tensor: TensorId, before_write: bool, self_version: Option<VersionId>, role: &'static str) -> OpResult<()> {
+    fn save(
+        &mut self,
+        node: NodeId,
+        tensor: TensorId,
+        before_write: bool,
+        self_version: Option<VersionId>,
+        role: &'static str,
+    ) -> OpResult<()> {
         if self.tensors[tensor].is_inference {
             return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.")
                 .help("clone the tensor outside inference_mode before using it with autograd"));
@@ -353,7 +404,9 @@ impl Machine {
                 // A view of a view: the root base, and the stricter CreationMeta.
                 Some(v) => ViewInfo {
                     base: v.base,
-                    creation_meta: if v.creation_meta != CreationMeta::Default && creation == CreationMeta::Default {
+                    creation_meta: if v.creation_meta != CreationMeta::Default
+                        && creation == CreationMeta::Default
+                    {
                         v.creation_meta
                     } else if v.creation_meta == CreationMeta::InferenceMode {
                         CreationMeta::InferenceMode
@@ -375,7 +428,11 @@ impl Machine {
         };
         let version_now = self.versions[b.version];
         // After set_(), the wrapper's views no longer alias anything an input owns.
-        let alias_key = if b.storage_changed { self.new_storage(None) } else { b.alias_key };
+        let alias_key = if b.storage_changed {
+            self.new_storage(None)
+        } else {
+            b.alias_key
+        };
         // In the analysis, a view made outside inference_mode of an inference
         // tensor is a normal functional tensor.
         let is_inference = self.inference_mode || (b.is_inference && self.mode == Mode::Eager);
@@ -402,6 +459,7 @@ impl Machine {
             output_index: 0,
         });
         let id = self.tensors.len() - 1;
+        self.provenance.view(id, base);
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
             let node = self.add_node(&node_name(op), base_fn.into_iter().collect(), span);
@@ -430,7 +488,8 @@ impl Machine {
             )
             .help("clone the tensor outside inference_mode before updating it"));
         }
-        let any_requires = self.requires_grad(target) || others.iter().any(|&o| self.requires_grad(o));
+        let any_requires =
+            self.requires_grad(target) || others.iter().any(|&o| self.requires_grad(o));
         if !(any_requires && self.grad_enabled && !self.inference_mode) {
             return Ok(());
         }
@@ -517,7 +576,13 @@ impl Machine {
     /// counters (all aliases of the storage see it), autograd's version counter,
     /// and, when history is recorded, the new grad_fn (CopySlices on the base
     /// for a view).
-    pub fn mutate_data(&mut self, target: TensorId, op: &str, others: &[(&str, Option<TensorId>)], span: Span) -> OpResult<()> {
+    pub fn mutate_data(
+        &mut self,
+        target: TensorId,
+        op: &str,
+        others: &[(&str, Option<TensorId>)],
+        span: Span,
+    ) -> OpResult<()> {
         let t = self.tensors[target].clone();
         if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
             return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
@@ -534,6 +599,14 @@ impl Machine {
         inputs.extend_from_slice(others);
         let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
         let records = self.records_grad(&present, t.dtype);
+        self.provenance.data(
+            target,
+            t.storage,
+            op,
+            span,
+            !self.grad_enabled || self.inference_mode,
+            records,
+        );
         self.versions[t.version] += 1;
         if records {
             let base_fn = match &t.view {
@@ -557,7 +630,13 @@ impl Machine {
     }
 
     /// Records an in-place metadata change (`t_`, `unsqueeze_`, `as_strided_`…).
-    pub fn mutate_metadata(&mut self, target: TensorId, sizes: Vec<SymInt>, strides: Vec<SymInt>, offset: SymInt) {
+    pub fn mutate_metadata(
+        &mut self,
+        target: TensorId,
+        sizes: Vec<SymInt>,
+        strides: Vec<SymInt>,
+        offset: SymInt,
+    ) {
         let version = self.tensors[target].version;
         self.versions[version] += 1;
         let t = &mut self.tensors[target];

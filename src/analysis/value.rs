@@ -13,9 +13,14 @@ pub enum Context {
     EnableGrad,
     /// `torch.set_grad_enabled(b)` already switched the mode when it was
     /// called; leaving the block restores `previous`.
-    SetGradEnabled { previous: bool },
+    SetGradEnabled {
+        previous: bool,
+    },
     InferenceMode(bool),
-    Autocast { device: String, enabled: bool },
+    Autocast {
+        device: String,
+        enabled: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -41,9 +46,15 @@ pub enum Value {
     /// A user function of the file (helper or entry).
     Function(Rc<str>),
     /// An op reached as a function (`torch.add`, `F.relu`, `torch.ops.aten.add.Tensor`).
-    Op { name: Rc<str>, namespace: &'static str },
+    Op {
+        name: Rc<str>,
+        namespace: &'static str,
+    },
     /// `obj.method` not yet called.
-    Method { receiver: Box<Value>, name: Rc<str> },
+    Method {
+        receiver: Box<Value>,
+        name: Rc<str>,
+    },
     Context(Context),
     /// `torch.Tensor` (for isinstance).
     TensorType,

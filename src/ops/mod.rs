@@ -179,7 +179,11 @@ fn class_of(text: &str) -> (OpClass, bool) {
 impl OpTable {
     fn build() -> OpTable {
         let mut ops = Vec::new();
-        for line in table::TABLE.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        for line in table::TABLE
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
             let fields: Vec<&'static str> = line.split(';').map(str::trim).collect();
             if fields.len() != 5 {
                 continue;
@@ -241,8 +245,14 @@ impl OpTable {
     }
 
     /// All spellings usable in a namespace (for "did you mean").
-    pub fn names<'a>(&'a self, pred: impl Fn(&OpDef) -> bool + 'a) -> impl Iterator<Item = &'static str> + 'a {
-        self.ops.iter().filter(move |o| pred(o)).flat_map(|o| o.spellings.iter().copied())
+    pub fn names<'a>(
+        &'a self,
+        pred: impl Fn(&OpDef) -> bool + 'a,
+    ) -> impl Iterator<Item = &'static str> + 'a {
+        self.ops
+            .iter()
+            .filter(move |o| pred(o))
+            .flat_map(|o| o.spellings.iter().copied())
     }
 }
 

@@ -44,9 +44,14 @@ pub type OpResult<T> = Result<T, OpError>;
 impl From<SymError> for OpError {
     fn from(e: SymError) -> OpError {
         match e {
-            SymError::Overflow => OpError::new("size-overflow", "a size computation overflows 64-bit integers")
-                .help("tensor sizes this large cannot exist; check the shapes"),
-            SymError::DivisionByZero => OpError::new("other", "integer division by zero in a size computation"),
+            SymError::Overflow => OpError::new(
+                "size-overflow",
+                "a size computation overflows 64-bit integers",
+            )
+            .help("tensor sizes this large cannot exist; check the shapes"),
+            SymError::DivisionByZero => {
+                OpError::new("other", "integer division by zero in a size computation")
+            }
         }
     }
 }
@@ -69,7 +74,12 @@ impl Sizes {
         let t = self.env.guard(a, rel, b);
         if let Truth::Assumed(v) = t {
             let r = if v { rel } else { rel.negate() };
-            let text = format!("{} {} {}", self.env.display(a), r.as_str(), self.env.display(b));
+            let text = format!(
+                "{} {} {}",
+                self.env.display(a),
+                r.as_str(),
+                self.env.display(b)
+            );
             if !self.assumptions.contains(&text) {
                 self.assumptions.push(text);
             }
@@ -143,7 +153,10 @@ impl Sizes {
                 self.decide(s, Rel::Eq, &SymInt::int(v));
                 Ok(v)
             }
-            None => Err(OpError::new("other", format!("{what} needs a concrete value, got the symbolic `{s}`"))),
+            None => Err(OpError::new(
+                "other",
+                format!("{what} needs a concrete value, got the symbolic `{s}`"),
+            )),
         }
     }
 }
@@ -160,10 +173,19 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
     if dim < -n || dim >= n {
         return Err(OpError::new(
             "dim-out-of-range",
-            format!("Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1, dim),
+            format!(
+                "Dimension out of range (expected to be in range of [{}, {}], but got {})",
+                -n,
+                n - 1,
+                dim
+            ),
         ));
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Contiguous strides (size-0 dims count as 1, as c10 does).
@@ -179,15 +201,25 @@ pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymIn
 }
 
 /// Strides of a dense layout in the given memory format.
-pub fn format_strides(sizes: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn format_strides(
+    sizes: &[SymInt],
+    format: MemoryFormat,
+    s: &mut Sizes,
+) -> OpResult<Vec<SymInt>> {
     let order: &[usize] = match (format, sizes.len()) {
         (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
         (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
         (MemoryFormat::ChannelsLast, n) => {
-            return Err(OpError::new("other", format!("required rank 4 tensor to use channels_last format, got rank {n}")))
+            return Err(OpError::new(
+                "other",
+                format!("required rank 4 tensor to use channels_last format, got rank {n}"),
+            ))
         }
         (MemoryFormat::ChannelsLast3d, n) => {
-            return Err(OpError::new("other", format!("required rank 5 tensor to use channels_last_3d format, got rank {n}")))
+            return Err(OpError::new(
+                "other",
+                format!("required rank 5 tensor to use channels_last_3d format, got rank {n}"),
+            ))
         }
         _ => return contiguous_strides(sizes, s),
     };
@@ -235,7 +267,12 @@ pub fn is_contiguous(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> boo
 }
 
 /// c10's `is_channels_last_contiguous` / `_3d` for the given format.
-pub fn is_contiguous_as(sizes: &[SymInt], strides: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> bool {
+pub fn is_contiguous_as(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    format: MemoryFormat,
+    s: &mut Sizes,
+) -> bool {
     let order: &[usize] = match (format, sizes.len()) {
         (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
         (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
@@ -417,17 +454,30 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<V
     for (i, d) in shape.iter().enumerate() {
         if d.as_int() == Some(-1) {
             if infer.is_some() {
-                return Err(OpError::new("invalid-shape", "only one dimension can be inferred"));
+                return Err(OpError::new(
+                    "invalid-shape",
+                    "only one dimension can be inferred",
+                ));
             }
             infer = Some(i);
         } else if let Some(v) = d.as_int().filter(|v| *v < 0) {
-            return Err(OpError::new("invalid-shape", format!("invalid shape dimension {v}")));
+            return Err(OpError::new(
+                "invalid-shape",
+                format!("invalid shape dimension {v}"),
+            ));
         } else {
             known = s.mul(&known, d)?;
         }
     }
     let bad = || {
-        OpError::new("invalid-shape", format!("shape '{}' is invalid for input of size {}", show(shape), numel))
+        OpError::new(
+            "invalid-shape",
+            format!(
+                "shape '{}' is invalid for input of size {}",
+                show(shape),
+                numel
+            ),
+        )
     };
     let mut out = shape.to_vec();
     match infer {
@@ -495,7 +545,11 @@ pub struct IterOperand<'a> {
 
 /// TensorIterator's output strides for a fresh output of `shape` computed from
 /// `inputs` (`reorder_dimensions` then dense strides in that order).
-pub fn iterator_output_strides(shape: &[SymInt], inputs: &[IterOperand], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn iterator_output_strides(
+    shape: &[SymInt],
+    inputs: &[IterOperand],
+    s: &mut Sizes,
+) -> OpResult<Vec<SymInt>> {
     let ndim = shape.len();
     if ndim <= 1 {
         return contiguous_strides(shape, s);
@@ -519,7 +573,7 @@ pub fn iterator_output_strides(shape: &[SymInt], inputs: &[IterOperand], s: &mut
         byte_strides.push(bs);
     }
     let mut perm: Vec<usize> = (0..ndim).rev().collect();
-    let mut should_swap = |d0: usize, d1: usize, s: &mut Sizes| -> i32 {
+    let should_swap = |d0: usize, d1: usize, s: &mut Sizes| -> i32 {
         for bs in &byte_strides {
             let (s0, s1) = (&bs[d0], &bs[d1]);
             if s.eq_int(s0, 0) || s.eq_int(s1, 0) {
@@ -554,7 +608,12 @@ pub fn iterator_output_strides(shape: &[SymInt], inputs: &[IterOperand], s: &mut
 
 /// `empty_like` / `clone` strides for a memory format (`preserve_format` keeps
 /// dense non-overlapping strides, else suggests a format).
-pub fn like_strides(sizes: &[SymInt], strides: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn like_strides(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    format: MemoryFormat,
+    s: &mut Sizes,
+) -> OpResult<Vec<SymInt>> {
     match format {
         MemoryFormat::Preserve => {
             if is_non_overlapping_and_dense(sizes, strides, s) {

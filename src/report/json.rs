@@ -2,9 +2,9 @@
 //! PyTorch's names; extra keys (`because`, `diagnostics`, spans) explain the
 //! answer and are ignored by consumers that do not know them.
 
-use crate::analysis::meta::ViewAndMutationMeta;
+use crate::analysis::meta::{AliasStep, EventKind, MutationRecord, ViewAndMutationMeta};
 use crate::analysis::FunctionResult;
-use crate::report::Diagnostic;
+use crate::report::{text, Diagnostic};
 use crate::sym::SymInt;
 use crate::{Outcome, SourceFile};
 use serde_json::{json, Map, Value};
@@ -46,13 +46,52 @@ fn error_object(file: &SourceFile, d: &Option<Diagnostic>) -> Value {
     }
 }
 
+/// One alias of a chain: the op that made it and where (`input` for an
+/// input's own wrapper, with its index).
+fn step(file: &SourceFile, s: &AliasStep) -> Value {
+    let (line, column) = file.line_col(s.span.start);
+    let mut o = json!({"op": s.op, "line": line, "column": column});
+    if let Some(i) = s.input {
+        o["input"] = json!(i);
+    }
+    o
+}
+
+/// One mutation of an input: its kind, op, where, whether under no_grad,
+/// and the aliases it went through (root first).
+fn mutation(file: &SourceFile, r: &MutationRecord) -> Value {
+    let (line, column) = file.line_col(r.span.start);
+    let kind = match r.kind {
+        EventKind::Data => "data",
+        EventKind::Metadata => "metadata",
+        EventKind::SetStorage => "storage",
+    };
+    let mut o = json!({"kind": kind, "op": r.op, "line": line, "column": column, "under_no_grad": r.no_grad});
+    if r.through.len() > 1 {
+        o["through"] = json!(r.through.iter().map(|s| step(file, s)).collect::<Vec<_>>());
+    }
+    if !r.source.is_empty() {
+        o["source"] = json!(r.source.iter().map(|s| step(file, s)).collect::<Vec<_>>());
+    }
+    o
+}
+
 fn meta_fields(file: &SourceFile, meta: &ViewAndMutationMeta, out: &mut Map<String, Value>) {
+    let cx = text::Context::new(file, None, false);
     out.insert("is_train".into(), json!(meta.is_train));
-    out.insert("keep_input_mutations".into(), json!(meta.keep_input_mutations));
+    out.insert(
+        "is_train_because".into(),
+        json!(text::mode_reason(&cx, meta).1),
+    );
+    out.insert(
+        "keep_input_mutations".into(),
+        json!(meta.keep_input_mutations),
+    );
     let inputs: Vec<Value> = meta
         .inputs
         .iter()
-        .map(|i| {
+        .enumerate()
+        .map(|(index, i)| {
             let mut o = json!({
                 "name": i.name,
                 "kind": i.kind,
@@ -66,8 +105,12 @@ fn meta_fields(file: &SourceFile, meta: &ViewAndMutationMeta, out: &mut Map<Stri
                 "mutation_inductor_storage_resize": i.mutation_inductor_storage_resize,
                 "mutation_type": i.mutation_type.name(),
             });
-            if !i.mutated_at.is_empty() {
-                o["because"] = json!(i.mutated_at.iter().map(|s| location(file, *s)).collect::<Vec<_>>());
+            if !i.mutated_at.is_empty() || !i.mutations.is_empty() {
+                o["because"] = json!(i.mutations.iter().map(|r| mutation(file, r)).collect::<Vec<_>>());
+            }
+            let why = text::mutation_reason(&cx, meta, index, i);
+            if !why.is_empty() {
+                o["explanation"] = json!(why.join("; "));
             }
             o
         })
@@ -76,7 +119,8 @@ fn meta_fields(file: &SourceFile, meta: &ViewAndMutationMeta, out: &mut Map<Stri
     let outputs: Vec<Value> = meta
         .outputs
         .iter()
-        .map(|o| {
+        .enumerate()
+        .map(|(index, o)| {
             let mut v = json!({
                 "output_type": o.output_type.name(),
                 "base_idx": o.base_idx,
@@ -86,11 +130,18 @@ fn meta_fields(file: &SourceFile, meta: &ViewAndMutationMeta, out: &mut Map<Stri
             if let Some((span, op)) = o.origin {
                 v["because"] = json!([{"op": op, "line": file.line_col(span.start).0, "column": file.line_col(span.start).1}]);
             }
+            if o.chain.len() > 1 {
+                v["chain"] = json!(o.chain.iter().map(|s| step(file, s)).collect::<Vec<_>>());
+            }
+            v["explanation"] = json!(text::output_story(&cx, meta, index, o).join("; "));
             v
         })
         .collect();
     out.insert("outputs".into(), json!(outputs));
-    out.insert("num_intermediate_bases".into(), json!(meta.num_intermediate_bases));
+    out.insert(
+        "num_intermediate_bases".into(),
+        json!(meta.num_intermediate_bases),
+    );
     let tangents: Vec<Value> = meta
         .traced_tangents
         .iter()
@@ -104,7 +155,10 @@ fn meta_fields(file: &SourceFile, meta: &ViewAndMutationMeta, out: &mut Map<Stri
         })
         .collect();
     out.insert("traced_tangents".into(), json!(tangents));
-    out.insert("grad_enabled_mutation".into(), json!(meta.grad_enabled_mutation));
+    out.insert(
+        "grad_enabled_mutation".into(),
+        json!(meta.grad_enabled_mutation),
+    );
     out.insert("num_tokens".into(), json!(meta.num_tokens));
 }
 
@@ -126,17 +180,28 @@ pub fn function(file: &SourceFile, f: &FunctionResult) -> Value {
         }),
     );
     if !f.assumptions.is_empty() {
-        out.insert("assumptions".into(), json!(f.assumptions.iter().map(|(_, a)| a).collect::<Vec<_>>()));
+        out.insert(
+            "assumptions".into(),
+            json!(f.assumptions.iter().map(|(_, a)| a).collect::<Vec<_>>()),
+        );
     }
     Value::Object(out)
 }
 
 /// The canonical document for one file.
 pub fn file_document(file: &SourceFile, outcome: &Outcome) -> Value {
-    let functions: Vec<Value> = outcome.functions.iter().map(|f| function(file, f)).collect();
+    let functions: Vec<Value> = outcome
+        .functions
+        .iter()
+        .map(|f| function(file, f))
+        .collect();
     let mut doc = json!({"file": file.name, "functions": functions});
     if !outcome.diagnostics.is_empty() {
-        doc["diagnostics"] = json!(outcome.diagnostics.iter().map(|d| diagnostic(file, d)).collect::<Vec<_>>());
+        doc["diagnostics"] = json!(outcome
+            .diagnostics
+            .iter()
+            .map(|d| diagnostic(file, d))
+            .collect::<Vec<_>>());
     }
     doc
 }

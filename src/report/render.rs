@@ -21,9 +21,20 @@ pub fn use_color(stream_is_terminal: bool) -> bool {
 
 /// The ariadne report of one diagnostic, ending with a newline.
 pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
+    let header = format!("{}[{}]", diag.severity.as_str(), diag.code);
+    render_with_header(&header, diag, file, color)
+}
+
+/// The same report under another header than `error[code]` (the numbered
+/// steps of `tpi explain`: `step 2`).
+pub fn render_with_header(
+    header: &str,
+    diag: &Diagnostic,
+    file: &SourceFile,
+    color: bool,
+) -> String {
     let text = file.text.as_str();
     let name = file.name.as_str();
-    let header = format!("{}[{}]", diag.severity.as_str(), diag.code);
     let severity_color = match diag.severity {
         Severity::Error => Color::Red,
         Severity::Warning => Color::Yellow,
@@ -34,7 +45,7 @@ pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
         .with_index_type(IndexType::Byte)
         .with_color(color);
     let mut builder = Report::build(
-        ReportKind::Custom(&header, severity_color),
+        ReportKind::Custom(header, severity_color),
         (name, primary.clone()),
     )
     .with_config(config)
@@ -42,7 +53,7 @@ pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
     // Labels go in source order: ariadne starts a new snippet whenever a
     // label lies on an earlier line than the one before it.
     let mut labels: Vec<(Range<usize>, &str, Color)> =
-        vec![(primary, diag.primary.message.as_str(), severity_color)];
+        vec![(primary, primary_message(diag), severity_color)];
     for secondary in &diag.secondary {
         labels.push((
             visible(secondary.span, text),
@@ -73,6 +84,87 @@ pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
         // Writing to a Vec cannot fail; should ariadne still refuse, the
         // one-line form says the essentials.
         Err(_) => one_line(diag, file) + "\n",
+    }
+}
+
+/// The ariadne report of a diagnostic whose spans lie in several sources:
+/// the REPL runs a program put together from many inputs (`<repl:3>`,
+/// `<repl:5>`, a loaded file), and `locate` tells, for a span of that
+/// program, which source it lies in and where. Each source with a label
+/// gets its own snippet.
+pub fn render_located<'s>(
+    diag: &Diagnostic,
+    locate: &dyn Fn(Span) -> (&'s SourceFile, Span),
+    color: bool,
+) -> String {
+    let header = format!("{}[{}]", diag.severity.as_str(), diag.code);
+    let severity_color = match diag.severity {
+        Severity::Error => Color::Red,
+        Severity::Warning => Color::Yellow,
+        Severity::Note => Color::Cyan,
+    };
+    let (primary_file, primary_span) = locate(diag.primary.span);
+    let primary = visible(primary_span, &primary_file.text);
+    let config = Config::default()
+        .with_index_type(IndexType::Byte)
+        .with_color(color);
+    let mut builder = Report::build(
+        ReportKind::Custom(&header, severity_color),
+        (primary_file.name.clone(), primary.clone()),
+    )
+    .with_config(config)
+    .with_message(&diag.message);
+    let mut files: Vec<&SourceFile> = vec![primary_file];
+    let mut labels: Vec<(usize, Range<usize>, &str, Color)> =
+        vec![(0, primary, primary_message(diag), severity_color)];
+    for secondary in &diag.secondary {
+        let (file, span) = locate(secondary.span);
+        let index = match files.iter().position(|f| f.name == file.name) {
+            Some(index) => index,
+            None => {
+                files.push(file);
+                files.len() - 1
+            }
+        };
+        labels.push((
+            index,
+            visible(span, &file.text),
+            secondary.message.as_str(),
+            Color::Blue,
+        ));
+    }
+    // Source order within each source (see `render`).
+    labels.sort_by_key(|(index, range, _, _)| (*index, range.start));
+    for (index, range, message, label_color) in labels {
+        let mut label = Label::new((files[index].name.clone(), range)).with_color(label_color);
+        if !message.is_empty() {
+            label = label.with_message(message);
+        }
+        builder = builder.with_label(label);
+    }
+    for note in &diag.notes {
+        builder = builder.with_note(note);
+    }
+    if let Some(help) = &diag.help {
+        builder = builder.with_help(help);
+    }
+    let cache = ariadne::sources(files.iter().map(|f| (f.name.clone(), f.text.clone())));
+    let mut out = Vec::new();
+    match builder.finish().write(cache, &mut out) {
+        Ok(()) if !color => strip_ansi(&String::from_utf8_lossy(&out)),
+        Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+        Err(_) => {
+            one_line(
+                &Diagnostic {
+                    primary: crate::report::Label {
+                        span: primary_span,
+                        message: String::new(),
+                    },
+                    ..diag.clone()
+                },
+                primary_file,
+            ) + "\n"
+        }
     }
 }
 
@@ -107,6 +199,44 @@ fn strip_ansi(text: &str) -> String {
         }
     }
     out
+}
+
+/// The text under the primary span: the diagnostic's own, or else a short
+/// one for its code, so that ariadne underlines the failing call (it draws
+/// no underline for a label without a message).
+fn primary_message(diag: &Diagnostic) -> &str {
+    if !diag.primary.message.is_empty() {
+        return &diag.primary.message;
+    }
+    match diag.code {
+        "inplace-leaf" => "in-place op on a leaf that requires grad",
+        "inplace-view-of-leaf" => "in-place op on a view of a leaf that requires grad",
+        "inplace-multi-output-view" => "in-place op on one of several views returned together",
+        "inplace-custom-function-view" => "in-place op on a view made by a custom Function",
+        "inplace-view-other" => "this in-place op on a view is forbidden",
+        "inference-tensor" => "an inference tensor is used here",
+        "inplace-overlapping" => "writes a tensor whose elements share memory",
+        "saved-tensor-modified" => "modifies a tensor saved for backward",
+        "view-stride" => "no view has this shape with these strides",
+        "invalid-shape" => "invalid shape",
+        "inplace-broadcast" => "the result does not fit into the tensor written",
+        "broadcast" => "these shapes do not broadcast",
+        "expand" => "cannot expand to this size",
+        "dim-out-of-range" => "dimension out of range",
+        "index-out-of-range" => "index out of range",
+        "matmul-shape" => "these shapes cannot be multiplied",
+        "cat-shape" => "the sizes do not match",
+        "dtype-cast" => "the result cannot be cast to this tensor's dtype",
+        "permute" => "not a permutation of the dims",
+        "split" => "the split sizes do not add up",
+        "requires-grad-dtype" => "this dtype cannot require grad",
+        "autocast-mutation" => "leaves the autocast state changed",
+        "frozen-storage" => "writes a storage that set_() swapped away",
+        "storage-mutation-out-of-graph" => "an input of this function",
+        "no-grad-fn" => "does not require grad",
+        "backward-twice" => "second backward",
+        _ => "here",
+    }
 }
 
 /// A byte range ariadne can draw: inside the text, on character

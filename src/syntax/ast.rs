@@ -66,7 +66,10 @@ pub struct Stmt {
 pub enum StmtKind {
     /// `a = b = value`: one or more targets (names, tuples/lists of targets,
     /// `*rest`, subscripts, attributes).
-    Assign { targets: Vec<Expr>, value: Expr },
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
     /// `target op= value`.
     AugAssign {
         target: Expr,

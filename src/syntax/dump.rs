@@ -8,20 +8,66 @@ use super::parser::Token;
 use super::source::{SourceFile, Span};
 use std::fmt::Write;
 
+/// Line starts of a text, to turn byte offsets into `line:col` in
+/// logarithmic time (dumps print a position for every token and node).
+pub struct LineIndex<'t> {
+    text: &'t str,
+    /// Byte offset where each line starts, and whether the line is ASCII
+    /// (then columns are byte differences).
+    lines: Vec<(usize, bool)>,
+}
+
+impl<'t> LineIndex<'t> {
+    pub fn new(text: &'t str) -> LineIndex<'t> {
+        let bytes = text.as_bytes();
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' {
+                lines.push((start, bytes[start..i].is_ascii()));
+                start = i + 1;
+            }
+        }
+        lines.push((start, bytes[start..].is_ascii()));
+        LineIndex { text, lines }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let line = self.lines.partition_point(|&(start, _)| start <= offset);
+        let (start, ascii) = self.lines[line.saturating_sub(1)];
+        let col = if ascii {
+            offset - start
+        } else {
+            String::from_utf8_lossy(&self.text.as_bytes()[start..offset])
+                .chars()
+                .count()
+        };
+        (line.max(1), col + 1)
+    }
+
+    /// `line:col-line:col` of a span.
+    pub fn span_text(&self, span: Span) -> String {
+        let (l1, c1) = self.line_col(span.start);
+        let (l2, c2) = self.line_col(span.end);
+        format!("{l1}:{c1}-{l2}:{c2}")
+    }
+}
+
 /// `line:col-line:col` of a span (1-based, columns in characters).
 pub fn span_text(file: &SourceFile, span: Span) -> String {
-    let (l1, c1) = file.line_col(span.start);
-    let (l2, c2) = file.line_col(span.end);
-    format!("{l1}:{c1}-{l2}:{c2}")
+    LineIndex::new(&file.text).span_text(span)
 }
 
 /// One line per token: position, kind and text.
 pub fn dump_tokens(file: &SourceFile, tokens: &[Token]) -> String {
+    let index = LineIndex::new(&file.text);
     let mut out = String::new();
     for token in tokens {
         let line = format!(
             "{:<13} {:<8} {}",
-            span_text(file, token.span),
+            index.span_text(token.span),
             token.kind,
             token.text
         );
@@ -34,7 +80,7 @@ pub fn dump_tokens(file: &SourceFile, tokens: &[Token]) -> String {
 /// The AST as an indented tree.
 pub fn dump_module(file: &SourceFile, module: &Module) -> String {
     let mut dumper = Dumper {
-        file,
+        index: LineIndex::new(&file.text),
         out: String::new(),
     };
     dumper.line(0, "", "Module", "", None);
@@ -47,7 +93,7 @@ pub fn dump_module(file: &SourceFile, module: &Module) -> String {
 /// A list of statements (REPL input) as an indented tree.
 pub fn dump_stmts(file: &SourceFile, stmts: &[Stmt]) -> String {
     let mut dumper = Dumper {
-        file,
+        index: LineIndex::new(&file.text),
         out: String::new(),
     };
     for stmt in stmts {
@@ -57,7 +103,7 @@ pub fn dump_stmts(file: &SourceFile, stmts: &[Stmt]) -> String {
 }
 
 struct Dumper<'f> {
-    file: &'f SourceFile,
+    index: LineIndex<'f>,
     out: String,
 }
 
@@ -78,7 +124,7 @@ impl Dumper<'_> {
         }
         if let Some(span) = span {
             line.push_str("  @");
-            line.push_str(&span_text(self.file, span));
+            line.push_str(&self.index.span_text(span));
         }
         self.out.push_str(&line);
         self.out.push('\n');
@@ -320,6 +366,27 @@ impl Dumper<'_> {
                 if let Some(cond) = cond {
                     self.expr(d, "if", cond);
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_index_agrees_with_source_file() {
+        let text = "ab\ncé d\n\nxyz";
+        let file = SourceFile::new("t", text);
+        let index = LineIndex::new(text);
+        for offset in 0..=text.len() as u32 + 2 {
+            if text.is_char_boundary((offset as usize).min(text.len())) {
+                assert_eq!(
+                    index.line_col(offset),
+                    file.line_col(offset),
+                    "offset {offset}"
+                );
             }
         }
     }

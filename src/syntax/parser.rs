@@ -1256,8 +1256,9 @@ fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
     out
 }
 
-/// The direct sub-expressions of an expression.
-fn children(e: &Expr) -> Vec<&Expr> {
+/// Pushes the direct sub-expressions of `e` on `stack`, one level deeper.
+fn push_children<'e>(e: &'e Expr, depth: usize, stack: &mut Vec<(&'e Expr, usize)>) {
+    let mut push = |child: &'e Expr| stack.push((child, depth + 1));
     match &e.kind {
         ExprKind::Name(_)
         | ExprKind::Int(_)
@@ -1265,44 +1266,56 @@ fn children(e: &Expr) -> Vec<&Expr> {
         | ExprKind::Str(_)
         | ExprKind::Bool(_)
         | ExprKind::None
-        | ExprKind::Ellipsis => Vec::new(),
-        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().collect(),
-        ExprKind::Starred(inner) => vec![inner],
-        ExprKind::Attribute { value, .. } => vec![value],
+        | ExprKind::Ellipsis => {}
+        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(push),
+        ExprKind::Starred(inner) => push(inner),
+        ExprKind::Attribute { value, .. } => push(value),
         ExprKind::Call {
             func,
             args,
             keywords,
         } => {
-            let mut out: Vec<&Expr> = vec![func];
-            out.extend(args.iter());
-            out.extend(keywords.iter().map(|k| &k.value));
-            out
+            push(func);
+            args.iter().for_each(&mut push);
+            keywords.iter().for_each(|k| push(&k.value));
         }
-        ExprKind::Subscript { value, index } => vec![value, index],
-        ExprKind::Slice { lower, upper, step } => [lower, upper, step]
-            .into_iter()
-            .flatten()
-            .map(|b| &**b)
-            .collect(),
-        ExprKind::BinOp { left, right, .. } => vec![left, right],
-        ExprKind::UnaryOp { operand, .. } => vec![operand],
-        ExprKind::BoolOp { values, .. } => values.iter().collect(),
+        ExprKind::Subscript { value, index } => {
+            push(value);
+            push(index);
+        }
+        ExprKind::Slice { lower, upper, step } => {
+            [lower, upper, step]
+                .into_iter()
+                .flatten()
+                .for_each(|b| push(b));
+        }
+        ExprKind::BinOp { left, right, .. } => {
+            push(left);
+            push(right);
+        }
+        ExprKind::UnaryOp { operand, .. } => push(operand),
+        ExprKind::BoolOp { values, .. } => values.iter().for_each(push),
         ExprKind::Compare { left, ops } => {
-            let mut out: Vec<&Expr> = vec![left];
-            out.extend(ops.iter().map(|(_, e)| e));
-            out
+            push(left);
+            ops.iter().for_each(|(_, e)| push(e));
         }
-        ExprKind::IfExp { cond, body, orelse } => vec![cond, body, orelse],
+        ExprKind::IfExp { cond, body, orelse } => {
+            push(cond);
+            push(body);
+            push(orelse);
+        }
         ExprKind::ListComp {
             elt,
             target,
             iter,
             cond,
         } => {
-            let mut out: Vec<&Expr> = vec![elt, target, iter];
-            out.extend(cond.iter().map(|b| &**b));
-            out
+            push(elt);
+            push(target);
+            push(iter);
+            if let Some(cond) = cond {
+                push(cond);
+            }
         }
     }
 }
@@ -1317,7 +1330,7 @@ fn too_deep<'e>(roots: impl Iterator<Item = &'e Expr>) -> Option<Span> {
             if depth > MAX_EXPR_DEPTH {
                 return Some(e.span);
             }
-            stack.extend(children(e).into_iter().map(|c| (c, depth + 1)));
+            push_children(e, depth, &mut stack);
         }
     }
     None

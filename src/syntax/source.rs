@@ -50,6 +50,8 @@ impl fmt::Debug for Span {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// Byte offsets of line starts, computed on first use.
+    line_starts: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl SourceFile {
@@ -57,16 +59,32 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0u32];
+            for (i, b) in self.text.bytes().enumerate() {
+                if b == b'\n' {
+                    starts.push((i + 1).min(u32::MAX as usize) as u32);
+                }
+            }
+            starts
+        })
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.text.len());
-        let before = &self.text.as_bytes()[..offset];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s as usize <= offset).max(1);
+        let line_start = starts[line - 1] as usize;
+        let col = String::from_utf8_lossy(&self.text.as_bytes()[line_start..offset])
+            .chars()
+            .count()
+            + 1;
         (line, col)
     }
 

@@ -22,10 +22,15 @@ pub fn cases_dir(folder: &str) -> PathBuf {
 
 /// Every `*.tp` file of a folder, sorted by name.
 pub fn tp_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_extension(dir, "tp")
+}
+
+/// Every `*.<ext>` file of a folder, sorted by name.
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "tp"))
+        .filter(|path| path.extension().is_some_and(|e| e == ext))
         .collect();
     files.sort();
     files
@@ -47,9 +52,25 @@ fn bless_requested() -> bool {
 /// decoded lossily; read the bytes from `path` when they matter) and
 /// compares the result with `NAME.<expected_ext>`.
 pub fn run_golden(folder: &str, expected_ext: &str, run: impl Fn(&Path, &str) -> String) {
+    run_golden_files(folder, "tp", expected_ext, run)
+}
+
+/// `run_golden` for cases named `*.<input_ext>`. The expected file may be
+/// the case itself (`input_ext == expected_ext`): a transcript whose
+/// expected output is written inside it, as `tests/cases/repl/*.session`.
+pub fn run_golden_files(
+    folder: &str,
+    input_ext: &str,
+    expected_ext: &str,
+    run: impl Fn(&Path, &str) -> String,
+) {
     let dir = cases_dir(folder);
-    let files = tp_files(&dir);
-    assert!(!files.is_empty(), "no .tp cases in {}", dir.display());
+    let files = files_with_extension(&dir, input_ext);
+    assert!(
+        !files.is_empty(),
+        "no .{input_ext} cases in {}",
+        dir.display()
+    );
     let bless = bless_requested();
     if bless && std::env::var_os("CI").is_some() {
         panic!(

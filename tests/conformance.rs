@@ -1,0 +1,169 @@
+//! The project's corpora through `tpi test`'s own library code
+//! (`tpi::testing`), so that users and we share one implementation.
+//!
+//! - `tests/conformance/` (a copy of the shared corpus) must pass entirely.
+//! - `tests/oracle/` (more programs with PyTorch's answers, recursively:
+//!   `no_keep/` has a `tpi-test.flags` file) must pass except for the
+//!   known failures listed below. A function that fails and is not listed
+//!   fails the test, and so does a listed one that passes again, so that
+//!   the list stays honest. A `.tp` without its `.json` fails too.
+//!
+//! Run `cargo test --test conformance -- --nocapture` for the pass counts,
+//! or `tpi test tests/oracle` for the full report with diffs.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
+
+/// Functions of `tests/oracle/` that tpi gets wrong on purpose, as
+/// `path/under/tests/oracle.tp:function`, each with the reason.
+const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
+    // PyTorch's AOTAutograd accepts `softmax(dim=-2)` on a 1-d tensor
+    // (the meta kernel wraps the dim without checking it) while eager
+    // rejects it; tpi reports the eager error for both. FINDINGS.md,
+    // "Accepted by the analysis, rejected by eager".
+    (
+        "errors_dims.tp:softmax_bad_dim",
+        "unmodelled: the analysis accepts an out-of-range softmax dim",
+    ),
+];
+
+fn corpus(folder: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(folder)
+}
+
+fn run(folder: &Path) -> Vec<CaseResult> {
+    let mut cases = testing::discover(&[folder.to_path_buf()], &tpi::Options::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Show paths as `tests/oracle/x.tp`, wherever the checkout is.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for case in &mut cases {
+        if let Ok(relative) = case.path.strip_prefix(manifest) {
+            case.display = relative.display().to_string();
+        }
+    }
+    assert!(!cases.is_empty(), "no .tp files in {}", folder.display());
+    testing::run_all(
+        &cases,
+        &Mode::default(),
+        testing::default_jobs(),
+        |_, _, _| {},
+    )
+}
+
+/// The failing units of a run: `file.tp:function` for a function that
+/// differs, `file.tp` for anything else (a missing expected file, a file
+/// level difference, an unreadable file), paths relative to `root`.
+fn failures(results: &[CaseResult], root: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for result in results {
+        let file = result
+            .case
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&result.case.path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if matches!(result.status, Status::New | Status::Error) || result.error.is_some() {
+            out.insert(file.clone());
+        }
+        for check in &result.checks {
+            match &check.comparison {
+                Some(Comparison::Json {
+                    file: file_level,
+                    functions,
+                    ..
+                }) => {
+                    if !file_level.is_empty() {
+                        out.insert(file.clone());
+                    }
+                    for f in functions.iter().filter(|f| !f.problems.is_empty()) {
+                        out.insert(format!("{file}:{}", f.name));
+                    }
+                }
+                Some(text @ Comparison::Text { .. }) if !text.passed() => {
+                    out.insert(file.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The reports of the failing cases, as `tpi test` prints them.
+fn reports(results: &[CaseResult]) -> String {
+    results
+        .iter()
+        .filter(|r| r.status != Status::Pass)
+        .map(|r| testing::render_case(r, false, false))
+        .collect()
+}
+
+#[test]
+fn conformance_corpus_passes() {
+    let root = corpus("conformance");
+    let results = run(&root);
+    let totals = testing::Totals::of(&results);
+    println!(
+        "tests/conformance: {} ({} functions)",
+        totals.summary(),
+        totals.functions
+    );
+    assert!(
+        totals.passed == results.len(),
+        "tests/conformance must pass entirely; {}:\n{}",
+        totals.summary(),
+        reports(&results)
+    );
+}
+
+#[test]
+fn oracle_corpus_has_no_regressions() {
+    let root = corpus("oracle");
+    let results = run(&root);
+    let failing = failures(&results, &root);
+    let known: BTreeSet<String> = KNOWN_ORACLE_FAILURES
+        .iter()
+        .map(|(unit, _)| unit.to_string())
+        .collect();
+    let functions: usize = results.iter().map(|r| r.functions.len()).sum();
+    let failed_functions = failing.iter().filter(|u| u.contains(':')).count();
+    println!(
+        "tests/oracle: {}/{functions} functions pass ({} known failure(s))",
+        functions - failed_functions,
+        known.len()
+    );
+    let unexpected: Vec<&String> = failing.difference(&known).collect();
+    let fixed: Vec<&String> = known.difference(&failing).collect();
+    let mut message = String::new();
+    if !unexpected.is_empty() {
+        message += &format!(
+            "new failures in tests/oracle (fix them, or list them with a reason in \
+             KNOWN_ORACLE_FAILURES):\n  {}\n\n",
+            unexpected
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        );
+    }
+    if !fixed.is_empty() {
+        message += &format!(
+            "known failures that pass now (remove them from KNOWN_ORACLE_FAILURES):\n  {}\n\n",
+            fixed
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        );
+    }
+    if !message.is_empty() {
+        panic!(
+            "{message}tpi test tests/oracle says:\n{}",
+            reports(&results)
+        );
+    }
+}

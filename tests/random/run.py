@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Differential run: random programs -> oracle (torch 2.7.1) vs tpi, per function.
+
+    run.py [--seeds S1,S2] [--files N] [--per-file K] [--jobs J] [--no-gen] [--no-oracle]
+
+1. gen.py writes gen/seed_S/gen_NNN.tp for each seed (skipped with --no-gen);
+2. the oracle writes gen/seed_S/gen_NNN.json beside each file (one process per file, J at
+   a time; a file whose .json is newer than its .tp is not rerun; --no-oracle
+   skips this step entirely);
+3. tpi (target/release/tpi, built beforehand) checks each file; when it fails on
+   a file as a whole (a crash), each function is checked alone;
+4. each function is compared with tp_compare.diff; gen/results.json keeps every
+   function's diff lines, and the summary (rates, mismatch classes with counts and
+   one example each) is printed and written to gen/summary.txt.
+
+Run it from anywhere; paths are relative to this file. Needs
+.venv-torch/bin/python for the oracle (the rest is plain Python 3).
+"""
+import argparse
+import collections
+import concurrent.futures as cf
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+GEN = os.path.join(HERE, "gen")
+ORACLE = os.path.abspath(os.path.join(ROOT, "..", "shared", "oracle", "tp_oracle.py"))
+if not os.path.exists(ORACLE):
+    ORACLE = "/work/shared/oracle/tp_oracle.py"
+TORCH_PY = os.path.join(ROOT, ".venv-torch", "bin", "python")
+TPI = os.path.join(ROOT, "target", "release", "tpi")
+
+sys.path.insert(0, os.path.dirname(ORACLE))
+from tp_compare import diff  # noqa: E402
+
+
+def run_oracle(path):
+    js = path[:-3] + ".json"
+    if os.path.exists(js) and os.path.getmtime(js) >= os.path.getmtime(path):
+        return path, None
+    p = subprocess.run([TORCH_PY, ORACLE, path, "--write-json"], capture_output=True, text=True, timeout=900)
+    return path, (p.stderr[-2000:] if p.returncode else None)
+
+
+def split_functions(source):
+    """(header, [(name, text)]) of a generated file: each def up to the next top-level line."""
+    blocks, header, cur = [], [], None
+    for line in source.splitlines(keepends=True):
+        if line.startswith("def "):
+            cur = [line]
+            blocks.append((re.match(r"def (\w+)", line).group(1), cur))
+        elif cur is not None and (line.startswith(" ") or not line.strip()):
+            cur.append(line)
+        else:
+            header.append(line)
+            cur = None
+    return "".join(header), [(n, "".join(b)) for n, b in blocks]
+
+
+def run_tpi_source(source, timeout=60):
+    p = subprocess.run([TPI, "check", "--format", "json", "-"], input=source, capture_output=True, text=True,
+                       timeout=timeout)
+    try:
+        return json.loads(p.stdout), None
+    except Exception:
+        return None, f"exit {p.returncode}: {p.stderr[-1500:]}"
+
+
+def run_tpi(path):
+    """{function name: tpi's function object, or {'__crash__': text}}."""
+    src = open(path).read()
+    try:
+        doc, err = run_tpi_source(src)
+    except subprocess.TimeoutExpired:
+        doc, err = None, "timeout"
+    if doc is not None:
+        return {f["name"]: f for f in doc.get("functions", [])}
+    header, fns = split_functions(src)
+    out = {}
+    for name, text in fns:
+        try:
+            d, e = run_tpi_source(header + text)
+        except subprocess.TimeoutExpired:
+            d, e = None, "timeout"
+        if d is None or not d.get("functions"):
+            out[name] = {"__crash__": e or "no output"}
+        else:
+            out[name] = d["functions"][0]
+    return out
+
+
+def norm_line(line):
+    """A diff line without function names, indices and sizes: the mismatch's kind."""
+    line = re.sub(r"^\$(\[\d+\])?", "", line)
+    line = re.sub(r"\[\d+\]", "[]", line)
+    m = re.match(r"(.*?): expected (.*), got (.*)$", line)
+    if not m:
+        return line
+    path, e, a = m.groups()
+    keep = lambda v: v if re.fullmatch(r"'[A-Za-z_\-]+'|None|True|False|\{.*\}", v) else "<v>"
+    if path.endswith((".shape[]", ".stride[]")) or "dynamic_dims" in path:
+        return f"{path}: <v> vs <v>"
+    if ".eager." in path or path.startswith(".eager"):
+        # an eager error object: keep only its code
+        def code(v):
+            mm = re.search(r"'code': '([^']+)'", v)
+            return f"{{{mm.group(1)}}}" if mm else keep(v)
+        return f"{path}: expected {code(e)}, got {code(a)}"
+    return f"{path}: expected {keep(e)}, got {keep(a)}"
+
+
+def compare(exp, act):
+    if "__crash__" in act:
+        return ["CRASH " + act["__crash__"].splitlines()[-1] if act["__crash__"] else "CRASH"], ["CRASH"], ["CRASH"]
+    full = diff(exp, act)
+    meta = diff({k: v for k, v in exp.items() if k != "eager"}, act)
+    eager = diff(exp.get("eager"), act.get("eager"), "$.eager")
+    return full, meta, eager
+
+
+def run_dir(gdir, args):
+    """Generates (unless --no-gen), runs the oracle and tpi over one directory; the per-function results."""
+    seed = os.path.basename(gdir).split("_", 1)[-1]
+    if not args.no_gen:
+        subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--seed", seed, "--files",
+                        str(args.files), "--per-file", str(args.per_file), "--out", gdir], check=True,
+                       stdout=subprocess.DEVNULL)
+    paths = sorted(os.path.join(gdir, f) for f in os.listdir(gdir) if re.fullmatch(r"gen_\d+\.tp", f))
+    if not args.no_oracle:
+        with cf.ThreadPoolExecutor(args.jobs) as ex:
+            for path, err in ex.map(run_oracle, paths):
+                if err:
+                    print(f"oracle failed on {path}:\n{err}", file=sys.stderr)
+    results = []
+    with cf.ThreadPoolExecutor(args.jobs) as ex:
+        tpis = list(ex.map(run_tpi, paths))
+    for path, tp in zip(paths, tpis):
+        js = path[:-3] + ".json"
+        if not os.path.exists(js):
+            continue
+        expected = json.load(open(js))
+        for fn in expected["functions"]:
+            act = tp.get(fn["name"], {"__crash__": "function missing from tpi's output"})
+            full, meta, eager = compare(fn, act)
+            results.append({"file": os.path.relpath(path, GEN), "name": fn["name"], "diff": full,
+                            "meta_ok": not meta, "eager_ok": not eager,
+                            "oracle_error": (fn.get("error") or {}).get("code"),
+                            "eager_codes": [(fn["eager"].get(k) or {}).get("code") for k in ("forward_error", "backward_error")],
+                            "classes": sorted({norm_line(l) for l in full})})
+    json.dump(results, open(os.path.join(gdir, "results.json"), "w"), indent=1)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="0", help="comma-separated; each seed S uses gen/seed_S/")
+    ap.add_argument("--files", type=int, default=20)
+    ap.add_argument("--per-file", type=int, default=20)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-gen", action="store_true")
+    ap.add_argument("--no-oracle", action="store_true")
+    args = ap.parse_args()
+    results = []
+    for seed in args.seeds.split(","):
+        results += run_dir(os.path.join(GEN, f"seed_{seed}"), args)
+    json.dump(results, open(os.path.join(GEN, "results.json"), "w"), indent=1)
+    n = len(results)
+    ok = sum(1 for r in results if not r["diff"])
+    meta_ok = sum(1 for r in results if r["meta_ok"])
+    eager_ok = sum(1 for r in results if r["eager_ok"])
+    errs = sum(1 for r in results if r["oracle_error"])
+    eag = sum(1 for r in results if any(r["eager_codes"]))
+    lines = []
+    pct = lambda a: f"{a}/{n} = {100.0 * a / max(n, 1):.1f}%"
+    lines.append(f"functions: {n} (analysis error in {errs}, eager error in {eag})")
+    lines.append(f"exact match:    {pct(ok)}")
+    lines.append(f"metadata match: {pct(meta_ok)}")
+    lines.append(f"eager match:    {pct(eager_ok)}")
+    by_class = collections.defaultdict(list)
+    for r in results:
+        for c in r["classes"]:
+            by_class[c].append(r)
+    lines.append("")
+    lines.append("mismatch lines (normalised), most frequent first:")
+    for c, rs in sorted(by_class.items(), key=lambda kv: -len(kv[1])):
+        ex = rs[0]
+        lines.append(f"  {len(rs):4d}  {c}    e.g. {ex['file']}:{ex['name']}")
+    text = "\n".join(lines)
+    print(text)
+    open(os.path.join(GEN, "summary.txt"), "w").write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
