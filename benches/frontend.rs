@@ -3,6 +3,10 @@
 //! layout lexer alone and for lexing + parsing (`parse_module`), best of
 //! several runs. The size is `TPI_BENCH_STATEMENTS` statements (default
 //! 1,000,000).
+//!
+//! Times are the thread's CPU time where Linux tells it
+//! (`/proc/thread-self/schedstat`), so that other work on a shared machine
+//! does not count; else wall-clock time.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -48,37 +52,85 @@ fn generate(statements: usize) -> String {
     text
 }
 
+/// A clock: this thread's CPU time when available, else wall-clock time.
+struct Clock {
+    cpu: Option<u64>,
+    wall: Instant,
+}
+
+fn thread_cpu_nanos() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            cpu: thread_cpu_nanos(),
+            wall: Instant::now(),
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        match (self.cpu, thread_cpu_nanos()) {
+            (Some(start), Some(now)) => Duration::from_nanos(now.saturating_sub(start)),
+            _ => self.wall.elapsed(),
+        }
+    }
+}
+
 /// The shortest of `runs` durations measured by `f`.
 fn best_of(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    // `TPI_BENCH_RUNS=1` for instruction counting under a profiler.
+    let runs = std::env::var("TPI_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(runs);
     (0..runs).map(|_| f()).min().unwrap_or_default()
 }
 
-fn main() {
-    let statements = std::env::var("TPI_BENCH_STATEMENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
-    let text = generate(statements);
+/// The conformance corpus (`tests/conformance/*.tp`, real programs with
+/// their comments), repeated to about `bytes`.
+fn corpus(bytes: usize) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "tp"))
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    let one: String = paths
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .map(|text| text + "\n")
+        .collect();
+    if one.is_empty() {
+        return String::new();
+    }
+    one.repeat(bytes / one.len() + 1)
+}
+
+fn measure(name: &str, text: &str) {
     let mb = text.len() as f64 / 1e6;
-    println!(
-        "input: {statements} statements, {} lines, {mb:.1} MB",
-        text.lines().count()
-    );
+    println!("{name}: {} lines, {mb:.1} MB", text.lines().count());
 
     let lex = best_of(3, || {
-        let started = Instant::now();
+        let started = Clock::start();
         let mut tokens = 0usize;
-        for token in Layout::new(black_box(&text)) {
+        for token in Layout::new(black_box(text)) {
             match token {
                 Ok(_) => tokens += 1,
-                Err(error) => panic!("generated input does not lex: {error:?}"),
+                Err(error) => panic!("{name} does not lex: {error:?}"),
             }
         }
         black_box(tokens);
         started.elapsed()
     });
     println!(
-        "lex:         {:>8.1} ms  {:>7.1} MB/s",
+        "  lex:         {:>8.1} ms  {:>7.1} MB/s",
         lex.as_secs_f64() * 1e3,
         mb / lex.as_secs_f64()
     );
@@ -87,24 +139,42 @@ fn main() {
     // allocator's work, not the parser's); its cost is shown apart.
     let mut drop_time = Duration::MAX;
     let parse = best_of(3, || {
-        let started = Instant::now();
-        let module = match parser::parse_module(black_box(&text)) {
+        let started = Clock::start();
+        let module = match parser::parse_module(black_box(text)) {
             Ok(module) => module,
-            Err(diagnostics) => panic!("generated input does not parse: {diagnostics:#?}"),
+            Err(diagnostics) => panic!("{name} does not parse: {diagnostics:#?}"),
         };
         let parsed = started.elapsed();
-        let started = Instant::now();
-        drop(black_box(module));
+        let started = Clock::start();
+        if std::env::var_os("TPI_BENCH_LEAK").is_some() {
+            // For profiling the parser alone.
+            std::mem::forget(module);
+        } else {
+            drop(black_box(module));
+        }
         drop_time = drop_time.min(started.elapsed());
         parsed
     });
     println!(
-        "lex + parse: {:>8.1} ms  {:>7.1} MB/s",
+        "  lex + parse: {:>8.1} ms  {:>7.1} MB/s   (dropping the tree: {:.1} ms)",
         parse.as_secs_f64() * 1e3,
-        mb / parse.as_secs_f64()
-    );
-    println!(
-        "(dropping the tree: {:.1} ms)",
+        mb / parse.as_secs_f64(),
         drop_time.as_secs_f64() * 1e3
     );
+}
+
+fn main() {
+    let statements = std::env::var("TPI_BENCH_STATEMENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let generated = generate(statements);
+    measure(&format!("generated ({statements} statements)"), &generated);
+    let corpus = match std::env::var_os("TPI_BENCH_CORPUS") {
+        Some(v) if v == "0" => String::new(),
+        _ => corpus(generated.len()),
+    };
+    if !corpus.is_empty() {
+        measure("conformance corpus, repeated", &corpus);
+    }
 }

@@ -1418,7 +1418,8 @@ pub fn render_case(result: &CaseResult, verbose: bool, color: bool) -> String {
                 })
                 .sum();
             let detail = if failing > 0 {
-                format!("{failing} of {functions} differ")
+                let verb = if failing == 1 { "differs" } else { "differ" };
+                format!("{failing} of {functions} {verb}")
             } else {
                 functions
             };
@@ -1653,12 +1654,8 @@ pub fn run_cli(
         plural(results.len(), "file"),
         plural(totals.functions, "function")
     );
+    // Plain, never coloured: CI log readers match it.
     let summary = totals.summary();
-    let summary = if totals.failed > 0 {
-        Style { color }.red(&summary)
-    } else {
-        summary
-    };
     let _ = writeln!(tail, "{summary}");
     let _ = out.write_all(tail.as_bytes());
     let _ = out.flush();

@@ -34,3 +34,23 @@ fn every_conformance_program_parses() {
         failures.join("\n")
     );
 }
+
+/// The examples a newcomer runs first parse (all but the one that shows a
+/// syntax error, which must not).
+#[test]
+fn every_example_parses() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let files = common::tp_files(&dir);
+    assert!(files.len() >= 4, "examples are missing: {}", dir.display());
+    for path in &files {
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let name = common::file_name(path);
+        let parsed = parser::parse_module(&text);
+        if name.contains("syntax_error") {
+            assert!(parsed.is_err(), "{name} should not parse");
+        } else if let Err(diagnostics) = parsed {
+            panic!("{name} does not parse: {diagnostics:#?}");
+        }
+    }
+}

@@ -81,8 +81,12 @@ pub struct InputAliasInfo {
     pub stride: Vec<String>,
     pub dtype: Option<DType>,
     /// Every write, metadata change and storage swap that counts for this
-    /// input, in program order, with the aliases it went through.
+    /// input, in program order, with the aliases it went through (the first
+    /// ones when there are very many: see `mutations_omitted`).
     pub mutations: Vec<MutationRecord>,
+    /// How many more mutations counted for it than `mutations` lists
+    /// (beyond its first `MAX_RECORDS` distinct ones).
+    pub mutations_omitted: usize,
 }
 
 /// One alias in a chain of views: the tensor made by `op` at `span` (`input`
@@ -104,6 +108,8 @@ pub struct MutationRecord {
     /// Grad mode was off or inference mode on (functionalization's
     /// `mutation_counter_during_no_grad_or_inference_mode`).
     pub no_grad: bool,
+    /// Inference mode was on (then `no_grad` is set too).
+    pub inference_mode: bool,
     /// autograd recorded the op (grad mode on and some operand requires grad).
     pub grad_tracked: bool,
     /// The tensor written and the views it came from, root first; the last
@@ -111,6 +117,8 @@ pub struct MutationRecord {
     pub through: Vec<AliasStep>,
     /// For `set_`: the tensor whose storage was taken, root first.
     pub source: Vec<AliasStep>,
+    /// How many times in a row this same mutation happened (a loop).
+    pub count: usize,
 }
 
 /// Why an output got its `output_type` (which branch of PyTorch's
@@ -226,8 +234,9 @@ pub struct ViewAndMutationMeta {
 #[derive(Clone, Debug, Default)]
 pub struct Provenance {
     pub events: Vec<Event>,
-    /// For a view (or a `detach()` alias): the tensor it was made from.
-    pub parents: HashMap<TensorId, TensorId>,
+    /// For a view (or a `detach()` alias): the tensor it was made from:
+    /// Pairs `(view, base)`, sorted by view (views are made in id order).
+    pub parents: Vec<(TensorId, TensorId)>,
     /// `torch.set_grad_enabled(on)` calls: where, and the mode set.
     pub grad_mode: Vec<(Span, bool)>,
     /// Ops that made an effect token.
@@ -255,9 +264,33 @@ pub struct Event {
     pub op: String,
     pub span: Span,
     pub no_grad: bool,
+    pub inference_mode: bool,
     pub grad_tracked: bool,
     /// For `set_`: the tensor whose storage was taken.
     pub source: Option<TensorId>,
+}
+
+/// The autograd mode an op runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GradMode {
+    /// Grad mode on, inference mode off.
+    On,
+    /// Grad mode off (`no_grad`, `set_grad_enabled(False)`).
+    Off,
+    /// Inference mode on (grad mode is off too).
+    Inference,
+}
+
+impl GradMode {
+    pub fn of(grad_enabled: bool, inference_mode: bool) -> GradMode {
+        if inference_mode {
+            GradMode::Inference
+        } else if grad_enabled {
+            GradMode::On
+        } else {
+            GradMode::Off
+        }
+    }
 }
 
 impl Provenance {
@@ -268,7 +301,7 @@ impl Provenance {
         storage: StorageId,
         op: &str,
         span: Span,
-        no_grad: bool,
+        mode: GradMode,
         grad_tracked: bool,
     ) {
         self.events.push(Event {
@@ -277,7 +310,8 @@ impl Provenance {
             storage,
             op: op.to_string(),
             span,
-            no_grad,
+            no_grad: mode != GradMode::On,
+            inference_mode: mode == GradMode::Inference,
             grad_tracked,
             source: None,
         });
@@ -292,6 +326,7 @@ impl Provenance {
             op: op.to_string(),
             span,
             no_grad: false,
+            inference_mode: false,
             grad_tracked: false,
             source: None,
         });
@@ -312,6 +347,7 @@ impl Provenance {
             op: "set_".to_string(),
             span,
             no_grad: false,
+            inference_mode: false,
             grad_tracked: false,
             source: Some(source),
         });
@@ -319,7 +355,17 @@ impl Provenance {
 
     /// `view` was made from `base` (a view op or `detach()`).
     pub fn view(&mut self, view: TensorId, base: TensorId) {
-        self.parents.insert(view, base);
+        match self.parents.last() {
+            Some(&(last, _)) if last >= view => {
+                let at = self.parents.partition_point(|&(v, _)| v < view);
+                if self.parents.get(at).is_some_and(|&(v, _)| v == view) {
+                    self.parents[at] = (view, base);
+                } else {
+                    self.parents.insert(at, (view, base));
+                }
+            }
+            _ => self.parents.push((view, base)),
+        }
     }
 
     /// `torch.set_grad_enabled(on)` at `span`.
@@ -330,6 +376,15 @@ impl Provenance {
     /// An effectful op at `span`.
     pub fn token(&mut self, span: Span) {
         self.tokens.push(span);
+    }
+
+    /// The tensor `view` was made from, if it is a view.
+    pub fn parent(&self, view: TensorId) -> Option<TensorId> {
+        let at = self.parents.partition_point(|&(v, _)| v < view);
+        self.parents
+            .get(at)
+            .filter(|&&(v, _)| v == view)
+            .map(|&(_, b)| b)
     }
 
     /// The chain of aliases that made `t`: its root first, `t` last.
@@ -350,7 +405,7 @@ impl Provenance {
                 op: tensor.origin_op,
                 input: tensor.input_index,
             });
-            cur = self.parents.get(&id).copied().filter(|&p| p < id);
+            cur = self.parent(id).filter(|&p| p < id);
         }
         steps.reverse();
         steps
@@ -396,6 +451,7 @@ pub fn collect(
     keep_input_mutations: bool,
     grad_enabled_mutation: Option<bool>,
 ) -> Result<ViewAndMutationMeta, OpError> {
+    let events = EventIndex::new(&m.provenance);
     let mut inputs = Vec::new();
     for p in params {
         match p {
@@ -418,6 +474,7 @@ pub fn collect(
                 stride: Vec::new(),
                 dtype: None,
                 mutations: Vec::new(),
+                mutations_omitted: 0,
             }),
             Param::Tensor {
                 name,
@@ -432,7 +489,7 @@ pub fn collect(
             } => {
                 let t = m.tensors[*id].clone();
                 let st = m.storages[t.storage].clone();
-                let mutations = input_mutations(m, *id, t.storage);
+                let (mutations, mutations_omitted) = input_mutations(m, &events, *id, t.storage);
                 let raw_data = st.mutations > 0;
                 let storage_changed = t.storage_changed && *storage != t.storage;
                 let meta_changed = {
@@ -510,6 +567,7 @@ pub fn collect(
                     stride: strides.iter().map(|s| m.sizes.env.display(s)).collect(),
                     dtype: Some(t.dtype),
                     mutations,
+                    mutations_omitted,
                 });
             }
         }
@@ -804,26 +862,97 @@ pub fn collect(
     })
 }
 
+/// The events of a run by what they touch, so that each input finds its
+/// own without scanning them all.
+struct EventIndex {
+    /// Data writes, by the storage written.
+    data_by_storage: HashMap<StorageId, Vec<usize>>,
+    /// Metadata changes and `set_`s, by the tensor changed.
+    others_by_tensor: HashMap<TensorId, Vec<usize>>,
+}
+
+impl EventIndex {
+    fn new(provenance: &Provenance) -> EventIndex {
+        let mut index = EventIndex {
+            data_by_storage: HashMap::new(),
+            others_by_tensor: HashMap::new(),
+        };
+        for (k, e) in provenance.events.iter().enumerate() {
+            match e.kind {
+                EventKind::Data => index.data_by_storage.entry(e.storage).or_default().push(k),
+                EventKind::Metadata | EventKind::SetStorage => {
+                    index.others_by_tensor.entry(e.tensor).or_default().push(k)
+                }
+            }
+        }
+        index
+    }
+}
+
 /// The mutations that count for input wrapper `id`, whose storage is
 /// `storage` after the run: data writes of that storage (through any alias),
 /// and metadata changes and `set_`s of the wrapper itself.
-fn input_mutations(m: &Machine, id: TensorId, storage: StorageId) -> Vec<MutationRecord> {
+fn input_mutations(
+    m: &Machine,
+    events: &EventIndex,
+    id: TensorId,
+    storage: StorageId,
+) -> (Vec<MutationRecord>, usize) {
     let provenance = &m.provenance;
-    provenance
-        .events
-        .iter()
-        .filter(|e| match e.kind {
-            EventKind::Data => e.storage == storage,
-            EventKind::Metadata | EventKind::SetStorage => e.tensor == id,
-        })
-        .map(|e| MutationRecord {
+    let mut picked: Vec<usize> = Vec::new();
+    picked.extend(events.data_by_storage.get(&storage).into_iter().flatten());
+    picked.extend(events.others_by_tensor.get(&id).into_iter().flatten());
+    picked.sort_unstable();
+    // One record per run of identical events (a loop writing the same way);
+    // at most MAX_RECORDS records, and beyond them still the first write with
+    // grad mode on and the first grad-tracked one (the report names them).
+    let mut records: Vec<MutationRecord> = Vec::new();
+    let mut omitted = 0;
+    let mut last_key = None;
+    let (mut grad_on, mut tracked) = (false, false);
+    for &k in &picked {
+        let Some(e) = provenance.events.get(k) else {
+            continue;
+        };
+        let origin = m.tensors.get(e.tensor).map(|t| t.origin);
+        let key = (
+            e.kind,
+            e.span,
+            e.no_grad,
+            e.inference_mode,
+            e.grad_tracked,
+            origin,
+        );
+        let first_grad_on = e.kind == EventKind::Data && !e.no_grad && !grad_on;
+        let first_tracked = e.kind == EventKind::Data && e.grad_tracked && !tracked;
+        grad_on |= e.kind == EventKind::Data && !e.no_grad;
+        tracked |= e.kind == EventKind::Data && e.grad_tracked;
+        if last_key == Some(key) {
+            if let Some(r) = records.last_mut() {
+                r.count += 1;
+                continue;
+            }
+        }
+        if records.len() >= MAX_RECORDS && !first_grad_on && !first_tracked {
+            omitted += 1;
+            last_key = None;
+            continue;
+        }
+        last_key = Some(key);
+        records.push(MutationRecord {
             kind: e.kind,
             op: e.op.clone(),
             span: e.span,
             no_grad: e.no_grad,
+            inference_mode: e.inference_mode,
             grad_tracked: e.grad_tracked,
             through: provenance.chain(m, e.tensor),
             source: e.source.map(|s| provenance.chain(m, s)).unwrap_or_default(),
-        })
-        .collect()
+            count: 1,
+        });
+    }
+    (records, omitted)
 }
+
+/// Distinct mutations kept per input for the report (the rest are counted).
+const MAX_RECORDS: usize = 100;

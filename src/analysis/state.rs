@@ -604,7 +604,7 @@ impl Machine {
             t.storage,
             op,
             span,
-            !self.grad_enabled || self.inference_mode,
+            super::meta::GradMode::of(self.grad_enabled, self.inference_mode),
             records,
         );
         self.versions[t.version] += 1;

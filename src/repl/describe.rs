@@ -1,21 +1,23 @@
 //! What the REPL says about values and functions, in words: the one-line
 //! description of a value (`Tensor[16] float32, strides [1], requires grad,
-//! view of input x`), everything `:info` knows about one, and the compact
-//! metadata report of `return` and `:check`, whose every place points at the
-//! input (`<repl:N>`) that caused it.
+//! view of input x`), everything `:info` knows about one, and the metadata
+//! report of `return` and `:check` (`tpi check`'s own, `report::text`),
+//! whose every place points at the input (`<repl:N>`) that caused it.
 //!
 //! It reads the interpreter's machine after a run; it never changes what
 //! the analysis decided, and it prints nothing.
 
-use super::program::Program;
+use super::program::{Program, SESSION_DISPLAY_NAME, SESSION_FUNCTION};
 use crate::analysis::domain::{CreationMeta, TensorId};
 use crate::analysis::interp::Env;
-use crate::analysis::meta::{InputAliasInfo, MutationType, OutputType, Param, ViewAndMutationMeta};
+use crate::analysis::meta::{InputAliasInfo, Param, ViewAndMutationMeta};
 use crate::analysis::state::Machine;
 use crate::analysis::value::Value;
 use crate::analysis::FunctionResult;
 use crate::ops::shape::{self, show};
-use crate::report::render;
+use crate::report::{render, text};
+use crate::syntax::ast::Module;
+use crate::Outcome;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
@@ -72,7 +74,7 @@ impl<'p> Scope<'p> {
         match named {
             Some(name) => format!("`{name}`"),
             None => format!(
-                "an intermediate (`{}` at {})",
+                "an intermediate made by `{}` at {}",
                 t.origin_op,
                 self.program.place(t.origin)
             ),
@@ -188,14 +190,14 @@ impl<'p> Scope<'p> {
         let contiguous = shape::is_contiguous(&t.sizes, &t.strides, &mut m.sizes);
         rows.push(("contiguous", yes_no(contiguous).to_string()));
         if let Some(storage) = m.storages.get(t.storage) {
-            let owner = match storage.input {
-                Some(i) => format!("input {}'s storage", self.input_name(i)),
-                None => format!(
-                    "storage #{} (made by `{}` at {})",
+            let owner = match (storage.input, &t.view) {
+                (Some(i), _) => format!("input {}'s storage", self.input_name(i)),
+                (None, Some(view)) => format!(
+                    "storage #{} of {}",
                     t.storage,
-                    t.origin_op,
-                    self.program.place(t.origin)
+                    self.tensor_name(m, view.base, Some(name))
                 ),
+                (None, None) => format!("storage #{}, its own", t.storage),
             };
             let mut text = owner;
             if let Some(bytes) = &storage.nbytes {
@@ -360,46 +362,6 @@ pub fn scalar(value: &Value) -> String {
     }
 }
 
-/// Why an input's mutation stays in the graph or not (PyTorch's
-/// `_check_if_mutation_can_be_in_graph`, AOT_RULES §2).
-pub fn mutation_reason(input: &InputAliasInfo, keep_input_mutations: bool) -> String {
-    let name = &input.name;
-    let writes = input.mutates_data
-        || input.mutates_storage_metadata
-        || input.mutation_inductor_storage_resize;
-    match input.mutation_type {
-        MutationType::NotMutated => "not mutated".to_string(),
-        MutationType::MutatedInGraph => {
-            let why = if !input.mutates_metadata && !input.requires_grad {
-                format!("{name} does not require grad")
-            } else if input.mutations_under_no_grad_or_inference_mode {
-                "every data mutation is under no_grad".to_string()
-            } else if input.mutations_hidden_from_autograd {
-                "autograd does not see the mutation".to_string()
-            } else {
-                "keep_input_mutations".to_string()
-            };
-            format!("MUTATED_IN_GRAPH (kept in the graph: {why})")
-        }
-        MutationType::MutatedOutGraph => {
-            let why = if !keep_input_mutations {
-                "keep_input_mutations is off".to_string()
-            } else if !writes {
-                "a metadata-only mutation never stays in the graph".to_string()
-            } else if input.mutates_metadata {
-                format!(
-                    "{name}'s metadata changed, and its data mutations are not all under no_grad"
-                )
-            } else if input.requires_grad {
-                format!("{name} requires grad and autograd sees the mutation")
-            } else {
-                "the mutation cannot stay in the graph".to_string()
-            };
-            format!("MUTATED_OUT_GRAPH (applied after the graph: {why})")
-        }
-    }
-}
-
 /// What was mutated about an input, in words (`data`, `metadata`, …).
 pub fn mutation_kinds(input: &InputAliasInfo) -> Vec<&'static str> {
     let mut kinds = Vec::new();
@@ -418,39 +380,48 @@ pub fn mutation_kinds(input: &InputAliasInfo) -> Vec<&'static str> {
     kinds
 }
 
-/// The compact metadata report of one function (`return`, `:check`), with
-/// its diagnostics rendered against the inputs they point into.
-pub fn function_report(program: &Program, result: &FunctionResult, color: bool) -> String {
-    let mut out = String::new();
-    match &result.meta {
-        Some(meta) => meta_report(program, &result.name, meta, &mut out),
-        None => {
-            let _ = writeln!(out, "{}: rejected by the analysis", result.name);
-        }
-    }
-    let eager = &result.eager;
-    let raises = |d: &crate::report::Diagnostic| {
-        format!("raises {} at {}", d.code, program.place(d.primary.span))
+/// Why an input got its mutation type, in `tpi check`'s words, with the
+/// places pointing into the inputs.
+pub fn mutation_reason(
+    program: &Program,
+    module: &Module,
+    meta: &ViewAndMutationMeta,
+    index: usize,
+    input: &InputAliasInfo,
+) -> Vec<String> {
+    let cx = text::Context::new(&program.file, Some(module), false);
+    text::mutation_reason(&cx, meta, index, input)
+        .iter()
+        .map(|line| program.relocate(line))
+        .collect()
+}
+
+/// The report of one function as `tpi check` gives it (`report::text`),
+/// its places pointing into the inputs, followed by its diagnostics
+/// rendered against the inputs they point into.
+pub fn function_report(
+    program: &Program,
+    module: &Module,
+    result: &FunctionResult,
+    color: bool,
+) -> String {
+    let outcome = Outcome {
+        module: Some(module.clone()),
+        functions: vec![result.clone()],
+        diagnostics: Vec::new(),
     };
-    let analysis_error = result.error();
-    let same_as_analysis = |d: &crate::report::Diagnostic| {
-        analysis_error.is_some_and(|e| e.code == d.code && e.primary.span == d.primary.span)
+    let report = text::file_report_styled(&program.file, &outcome, false, color);
+    // The report of a file opens with a line about the file (the session's
+    // program, which people do not see): keep the function's part.
+    let report = match report.split_once("\n\n") {
+        Some((_, function)) => function,
+        None => report.as_str(),
     };
-    match (&eager.forward_error, &eager.backward_error) {
-        (Some(forward), _) if same_as_analysis(forward) => {}
-        (Some(forward), _) => {
-            let _ = writeln!(out, "  eager: forward {}", raises(forward));
-        }
-        (None, Some(backward)) => {
-            let _ = writeln!(out, "  eager: forward fine, backward {}", raises(backward));
-        }
-        (None, None) => {
-            let _ = writeln!(out, "  eager: forward fine, backward fine");
-        }
-    }
-    for (span, assumption) in &result.assumptions {
-        let _ = writeln!(out, "  assumes {assumption} ({})", program.place(*span));
-    }
+    // A place in the session's own header shows its text: under the name
+    // people know.
+    let mut out = program
+        .relocate(report)
+        .replace(SESSION_FUNCTION, SESSION_DISPLAY_NAME);
     for diagnostic in &result.diagnostics {
         out.push_str(&render::render_located(
             diagnostic,
@@ -459,98 +430,4 @@ pub fn function_report(program: &Program, result: &FunctionResult, color: bool) 
         ));
     }
     out
-}
-
-fn meta_report(program: &Program, name: &str, meta: &ViewAndMutationMeta, out: &mut String) {
-    let mode = if meta.is_train {
-        "training graph (is_train)"
-    } else {
-        "inference graph"
-    };
-    let _ = writeln!(out, "{name}: {mode}");
-    for (i, input) in meta.inputs.iter().enumerate() {
-        let mut line = format!("  input {i} {}: ", input.name);
-        if input.kind != "tensor" {
-            let _ = write!(line, "{}", input.kind);
-        } else if input.mutation_type == MutationType::NotMutated {
-            line.push_str("not mutated");
-        } else {
-            let places: Vec<String> = input.mutated_at.iter().map(|s| program.place(*s)).collect();
-            let _ = write!(line, "{} mutated", mutation_kinds(input).join(", "));
-            if !places.is_empty() {
-                let _ = write!(line, " at {}", places.join(", "));
-            }
-            let _ = write!(
-                line,
-                ": {}",
-                mutation_reason(input, meta.keep_input_mutations)
-            );
-        }
-        let _ = writeln!(out, "{line}");
-    }
-    if meta.outputs.is_empty() {
-        let _ = writeln!(out, "  no outputs");
-    }
-    for (i, output) in meta.outputs.iter().enumerate() {
-        let mut line = format!("  output {i}: {}", output.output_type.name());
-        if let Some(base) = output.base_idx {
-            let meaning = match output.output_type {
-                OutputType::IsInput | OutputType::AliasOfInput | OutputType::NonAlias => {
-                    format!(
-                        "input {}",
-                        meta.inputs.get(base).map_or("?", |i| i.name.as_str())
-                    )
-                }
-                OutputType::AliasOfIntermediateBaseIsUserOutput => format!("output {base}"),
-                _ => format!("intermediate base {base}"),
-            };
-            let _ = write!(line, " (base_idx {base}: {meaning})");
-        }
-        if !output.is_tensor {
-            line.push_str(" (not a tensor)");
-        } else {
-            let _ = write!(line, ", Tensor[{}]", output.shape.join(", "));
-            if output.requires_grad {
-                line.push_str(", requires grad");
-            }
-            if !output.dynamic_dims.is_empty() {
-                let dims: Vec<String> = output.dynamic_dims.iter().map(usize::to_string).collect();
-                let _ = write!(line, ", dynamic dims {}", dims.join(", "));
-            }
-            if let Some((span, op)) = output.origin.as_ref().filter(|(_, op)| *op != "input") {
-                let _ = write!(line, "; made by `{op}` at {}", program.place(*span));
-            }
-        }
-        let _ = writeln!(out, "{line}");
-    }
-    if meta.num_intermediate_bases > 0 {
-        let _ = writeln!(out, "  intermediate bases: {}", meta.num_intermediate_bases);
-    }
-    if !meta.traced_tangents.is_empty() {
-        let tangents: Vec<String> = meta
-            .traced_tangents
-            .iter()
-            .map(|t| {
-                format!(
-                    "Tensor{} strides {} {} ({})",
-                    show(&t.shape),
-                    show(&t.stride),
-                    t.dtype.name(),
-                    t.source
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "  traced tangents: {}", tangents.join("; "));
-    }
-    if let Some(mode) = meta.grad_enabled_mutation {
-        let _ = writeln!(
-            out,
-            "  grad_enabled_mutation: {} (grad mode is left {})",
-            if mode { "True" } else { "False" },
-            if mode { "on" } else { "off" }
-        );
-    }
-    if meta.num_tokens > 0 {
-        let _ = writeln!(out, "  effect tokens: {}", meta.num_tokens);
-    }
 }

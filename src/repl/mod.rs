@@ -110,13 +110,14 @@ impl Script {
                 return out;
             }
         } else {
+            // A block ends at the next line that starts a statement (empty
+            // lines may sit inside a block in a file: they end nothing).
             let text = self.pending.join("\n");
-            let finished_block = !parser::needs_more_input(&text) && opens_block(&text);
-            if blank && !parser::needs_more_input(&text) {
-                // An empty line ends the block.
-                return self.flush();
-            }
-            if finished_block && starts_statement(line) {
+            if !blank
+                && starts_statement(line)
+                && !parser::needs_more_input(&text)
+                && opens_block(&text)
+            {
                 out.push_str(&self.flush());
                 if self.quit {
                     return out;
@@ -125,9 +126,9 @@ impl Script {
         }
         self.pending.push(line.to_string());
         let text = self.pending.join("\n");
-        if text.trim_start().starts_with(':')
-            || (!parser::needs_more_input(&text) && !opens_block(&text))
-        {
+        let complete = text.trim_start().starts_with(':')
+            || (!parser::needs_more_input(&text) && !opens_block(&text));
+        if !blank && complete {
             out.push_str(&self.flush());
         }
         out
@@ -142,7 +143,10 @@ impl Script {
     }
 
     fn flush(&mut self) -> String {
-        let lines = std::mem::take(&mut self.pending);
+        let mut lines = std::mem::take(&mut self.pending);
+        while lines.last().is_some_and(|line| line.trim().is_empty()) {
+            lines.pop();
+        }
         let mut out = String::new();
         for (i, line) in lines.iter().enumerate() {
             let prefix = if i == 0 { PROMPT } else { CONTINUATION };
@@ -257,7 +261,7 @@ fn interactive(options: Options) -> u8 {
         let _ = editor.load_history(path);
     }
     out(&format!(
-        "tpi {} — declare inputs (`x: Tensor(4, 4, requires_grad=True)`), then type statements. `:help` for commands, ctrl-D to leave.\n",
+        "tpi {} — `x: Tensor(4, 4)` declares an input, then type statements; `:help` for more, ctrl-D leaves.\n",
         env!("CARGO_PKG_VERSION")
     ));
     let mut session = Session::new(options, color);

@@ -214,6 +214,49 @@ impl Program {
         }
     }
 
+    /// Rewrites every `<session>:LINE:COL` of a text (the places that the
+    /// reports of `report::text` print for the session's program) as the
+    /// place in the input it came from.
+    pub fn relocate(&self, text: &str) -> String {
+        let needle = format!("{SESSION_SOURCE_NAME}:");
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(&needle) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + needle.len()..];
+            match line_col_prefix(after)
+                .and_then(|(line, col, used)| Some((self.offset_of(line, col)?, used)))
+            {
+                Some((offset, used)) => {
+                    out.push_str(&self.place(Span::new(offset, offset)));
+                    rest = &after[used..];
+                }
+                None => {
+                    out.push_str(&needle);
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The byte offset of a 1-based line and column (in characters).
+    fn offset_of(&self, line: usize, col: usize) -> Option<usize> {
+        let text = &self.file.text;
+        let start = if line <= 1 {
+            0
+        } else {
+            text.match_indices('\n').nth(line - 2)?.0 + 1
+        };
+        let rest = text.get(start..)?;
+        let within = rest
+            .char_indices()
+            .nth(col.saturating_sub(1))
+            .map_or(rest.len(), |(i, _)| i);
+        Some(start + within)
+    }
+
     /// The source text of a span, on one line (for messages).
     pub fn snippet(&self, span: Span) -> String {
         let (file, span) = self.locate(span);
@@ -223,6 +266,22 @@ impl Program {
             words = words.chars().take(37).collect::<String>() + "...";
         }
         words
+    }
+}
+
+/// `LINE:COL` (or `LINE`) at the start of a text: the numbers and how
+/// many bytes they take.
+fn line_col_prefix(text: &str) -> Option<(usize, usize, usize)> {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let n = digits(text);
+    let line = text.get(..n)?.parse().ok()?;
+    let Some(after) = text[n..].strip_prefix(':') else {
+        return Some((line, 1, n));
+    };
+    let m = digits(after);
+    match after.get(..m).and_then(|c| c.parse().ok()) {
+        Some(col) => Some((line, col, n + 1 + m)),
+        None => Some((line, 1, n)),
     }
 }
 
@@ -267,6 +326,14 @@ mod tests {
         assert_eq!(file.snippet(span), two.text);
         assert_eq!(program.place(find("x.add_(1)")), "<repl:2>:2");
         assert_eq!(program.place(find("Tensor(4)")), "<repl:1>");
+        let at = program.file.text.find("x.add_").unwrap();
+        let (line, col) = program.file.line_col(at as u32);
+        assert_eq!(
+            program.relocate(&format!(
+                "written at <session>:{line}:{col} `x.add_(1)`; <session>:x"
+            )),
+            "written at <repl:2>:2 `x.add_(1)`; <session>:x"
+        );
         // The synthetic header has no input: it shows in the module itself.
         let (file, _) = program.locate(Span::new(0, 3));
         assert_eq!(file.name, SESSION_SOURCE_NAME);

@@ -24,7 +24,7 @@ use crate::analysis::state::Mode;
 use crate::analysis::value::Value;
 use crate::analysis::{self, eager, run_function, FunctionResult, Run};
 use crate::report::{render, Diagnostic, Severity};
-use crate::syntax::ast::{Expr, ExprKind, FunctionDef, Item, Stmt, StmtKind};
+use crate::syntax::ast::{Expr, ExprKind, FunctionDef, Item, Module, Stmt, StmtKind};
 use crate::syntax::parser::{self, Entry};
 use crate::syntax::{SourceFile, Span};
 use crate::{Options, Outcome};
@@ -73,8 +73,20 @@ struct InputFacts {
     writes: u32,
     /// `data`, `metadata`, … mutated so far.
     kinds: Vec<&'static str>,
-    /// The mutation type with its reason.
-    verdict: String,
+    mutation_type: MutationType,
+    /// Why it has that type, in `tpi check`'s words.
+    reasons: Vec<String>,
+}
+
+impl InputFacts {
+    /// `MUTATED_OUT_GRAPH`, then the reasons on their own lines.
+    fn verdict(&self) -> String {
+        let mut text = self.mutation_type.name().to_string();
+        for reason in &self.reasons {
+            let _ = write!(text, "\n  {reason}");
+        }
+        text
+    }
 }
 
 /// What a run of the session knew, kept to tell what the next input did.
@@ -85,6 +97,8 @@ struct Summary {
     /// Data writes into each storage that no input owns, and the names on it.
     intermediate_writes: BTreeMap<StorageId, (u32, Vec<String>)>,
     grad_enabled: bool,
+    /// Autocast per device: enabled, and the dtype.
+    autocast: Vec<(String, bool, &'static str)>,
     inference_mode: bool,
     num_inputs: usize,
     assumptions: Vec<String>,
@@ -97,6 +111,7 @@ impl Default for Summary {
             inputs: Vec::new(),
             intermediate_writes: BTreeMap::new(),
             grad_enabled: true,
+            autocast: Vec::new(),
             inference_mode: false,
             num_inputs: 0,
             assumptions: Vec::new(),
@@ -163,6 +178,7 @@ pub struct Session {
 /// The session's program, parsed and analysed: what the commands read.
 struct Analysed {
     program: Program,
+    module: Module,
     results: Vec<FunctionResult>,
 }
 
@@ -363,6 +379,7 @@ impl Session {
                         error |= result.error().is_some();
                         out.push_str(&describe::function_report(
                             &analysed.program,
+                            &analysed.module,
                             result,
                             self.color,
                         ));
@@ -474,7 +491,7 @@ impl Session {
             None,
         )
         .map_err(|e| self.render(&program, &op_error(e, fresh_span)))?;
-        let summary = summarise(&program, &mut run, &meta, self.options.keep_input_mutations);
+        let summary = summarise(&program, &module, &run, &meta);
         let mut text = String::new();
         if shows_value {
             if let Some(named) = summary.names.get("_") {
@@ -500,7 +517,15 @@ impl Session {
     /// every entry function.
     fn analyse(&self, returned: Option<&Piece>) -> Result<Analysed, String> {
         let returned = returned.or(self.state.last_return.as_ref());
-        let program = Session::program(&self.state, self.state.body.len(), returned, returned);
+        // An empty session has nothing to report.
+        let with_session =
+            returned.is_some() || !self.state.inputs.is_empty() || !self.state.body.is_empty();
+        // Places of the session's own header show at the return, else at
+        // the last statement or declaration.
+        let fallback = returned
+            .or(self.state.body.last().map(|s| &s.piece))
+            .or(self.state.inputs.last().map(|i| &i.piece));
+        let program = Session::program(&self.state, self.state.body.len(), returned, fallback);
         let module = parser::parse_module(&program.file.text).map_err(|diagnostics| {
             diagnostics
                 .iter()
@@ -512,7 +537,7 @@ impl Session {
         for item in &module.items {
             let Item::Def(def) = item else { continue };
             let session = def.name.name == SESSION_FUNCTION;
-            if session
+            if (session && with_session)
                 || self
                     .state
                     .functions
@@ -529,7 +554,11 @@ impl Session {
                 }
             }
         }
-        Ok(Analysed { program, results })
+        Ok(Analysed {
+            program,
+            module,
+            results,
+        })
     }
 
     /// `return a, b`: the report of the session with those outputs.
@@ -541,7 +570,8 @@ impl Session {
         let Some(result) = analysed.results.first() else {
             return Reply::error("tpi: internal error: the session was not analysed\n");
         };
-        let text = describe::function_report(&analysed.program, result, self.color);
+        let text =
+            describe::function_report(&analysed.program, &analysed.module, result, self.color);
         let error = result.error().is_some();
         if !error {
             self.state.last_return = Some(piece);
@@ -666,7 +696,7 @@ impl Session {
                         text,
                         ": {} mutated, {}",
                         facts.kinds.join(", "),
-                        facts.verdict
+                        facts.verdict()
                     );
                 }
                 _ => text.push_str(": not mutated\n"),
@@ -681,11 +711,17 @@ impl Session {
             Err(text) => Reply::error(text),
             Ok(analysed) => {
                 let mut text = String::new();
+                if analysed.results.is_empty() {
+                    text.push_str(
+                        "nothing to check: declare inputs and type statements, or `:load` a file\n",
+                    );
+                }
                 let mut error = false;
                 for result in &analysed.results {
                     error |= result.error().is_some();
                     text.push_str(&describe::function_report(
                         &analysed.program,
+                        &analysed.module,
                         result,
                         self.color,
                     ));
@@ -886,9 +922,9 @@ fn tensors_of(value: &Value, out: &mut Vec<TensorId>) {
 /// What a run knew, in the words the REPL compares.
 fn summarise(
     program: &Program,
-    run: &mut Run,
+    module: &Module,
+    run: &Run,
     meta: &meta::ViewAndMutationMeta,
-    keep_input_mutations: bool,
 ) -> Summary {
     let scope = Scope::new(program, &run.params, &run.env);
     let m = &run.interp.m;
@@ -908,7 +944,7 @@ fn summarise(
     }
     let mut inputs = Vec::new();
     let mut input_storages = Vec::new();
-    for (param, info) in run.params.iter().zip(&meta.inputs) {
+    for (index, (param, info)) in run.params.iter().zip(&meta.inputs).enumerate() {
         let Param::Tensor { storage, name, .. } = param else {
             continue;
         };
@@ -917,11 +953,8 @@ fn summarise(
             name: name.clone(),
             writes: m.storages.get(*storage).map_or(0, |s| s.mutations),
             kinds: describe::mutation_kinds(info),
-            verdict: if info.mutation_type == MutationType::NotMutated {
-                "not mutated".to_string()
-            } else {
-                describe::mutation_reason(info, keep_input_mutations)
-            },
+            mutation_type: info.mutation_type,
+            reasons: describe::mutation_reason(program, module, meta, index, info),
         });
     }
     let mut intermediate_writes = BTreeMap::new();
@@ -954,6 +987,11 @@ fn summarise(
         inputs,
         intermediate_writes,
         grad_enabled: m.grad_enabled,
+        autocast: m
+            .autocast
+            .iter()
+            .map(|a| (a.device.clone(), a.enabled, a.dtype.name()))
+            .collect(),
         inference_mode: m.inference_mode,
         num_inputs: run.params.len(),
         assumptions,
@@ -966,6 +1004,21 @@ fn changes(before: &Summary, after: &Summary) -> String {
     // Tensor ids shift when an input is declared: compare them only when the
     // inputs are the same.
     let same_ids = before.num_inputs == after.num_inputs;
+    for (device, enabled, dtype) in &after.autocast {
+        let was = before
+            .autocast
+            .iter()
+            .find(|(d, ..)| d == device)
+            .is_some_and(|(_, e, _)| *e);
+        if was != *enabled {
+            let state = if *enabled {
+                format!("on ({dtype})")
+            } else {
+                "off".to_string()
+            };
+            let _ = writeln!(out, "autocast on {device} is now {state}");
+        }
+    }
     if before.grad_enabled != after.grad_enabled {
         let _ = writeln!(
             out,
@@ -1010,10 +1063,10 @@ fn changes(before: &Summary, after: &Summary) -> String {
                 "mutates input {}'s {}: {}",
                 input.name,
                 new_kinds.join(" and "),
-                input.verdict
+                input.verdict()
             );
-        } else if old.is_some_and(|o| o.verdict != input.verdict) {
-            let _ = writeln!(out, "input {} is now {}", input.name, input.verdict);
+        } else if old.is_some_and(|o| o.mutation_type != input.mutation_type) {
+            let _ = writeln!(out, "input {} is now {}", input.name, input.verdict());
         }
     }
     if same_ids {

@@ -326,7 +326,13 @@ fn mutation_step(
     let code = text::snippet(cx.file, r.span);
     let mut d = match r.kind {
         EventKind::Data => {
-            let mode = if r.no_grad { "under no_grad (or inference_mode)" } else { "with grad mode on" };
+            let mode = if r.inference_mode {
+                "under inference_mode"
+            } else if r.no_grad {
+                "with grad mode off (no_grad)"
+            } else {
+                "with grad mode on"
+            };
             let counters = if r.no_grad {
                 "mutation_counter and the no_grad counter of the storage go up"
             } else {
@@ -340,7 +346,12 @@ fn mutation_step(
                 },
                 None => format!("`{name}`'s storage"),
             };
-            step(format!("`{code}` writes {whose} {mode}"), r.span, format!("data mutation by `{}`: {counters}", r.op))
+            let times = if r.count > 1 { format!(" {} times", r.count) } else { String::new() };
+            step(
+                format!("`{code}` writes {whose}{times} {mode}"),
+                r.span,
+                format!("data mutation by `{}`: {counters}", r.op),
+            )
         }
         EventKind::Metadata => step(
             format!("`{code}` changes the sizes, strides or offset of `{name}` in place"),
@@ -397,11 +408,21 @@ fn flags_step(cx: &Context, input: &InputAliasInfo) -> Diagnostic {
         input.span,
         format!("InputAliasInfo of `{name}`"),
     );
+    let writes: usize = data_writes.iter().map(|r| r.count).sum();
     let data_why = if input.mutates_data {
         format!(
-            "its storage was written {} time{}",
-            data_writes.len(),
-            if data_writes.len() == 1 { "" } else { "s" }
+            "its storage was written {}{} time{}",
+            if input.mutations_omitted > 0 {
+                "more than "
+            } else {
+                ""
+            },
+            writes,
+            if writes == 1 && input.mutations_omitted == 0 {
+                ""
+            } else {
+                "s"
+            }
         )
     } else if set && !data_writes.is_empty() {
         "set_() replaced the storage: the writes count as a storage mutation instead".to_string()
@@ -466,8 +487,8 @@ fn flags_step(cx: &Context, input: &InputAliasInfo) -> Diagnostic {
     } else {
         format!(
             "{} of {} data mutations ran with grad mode on",
-            grad_on.len(),
-            data_writes.len()
+            grad_on.iter().map(|r| r.count).sum::<usize>(),
+            writes
         )
     };
     d = d.with_note(format!(

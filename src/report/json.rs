@@ -66,9 +66,12 @@ fn mutation(file: &SourceFile, r: &MutationRecord) -> Value {
         EventKind::Metadata => "metadata",
         EventKind::SetStorage => "storage",
     };
-    let mut o = json!({"kind": kind, "op": r.op, "line": line, "column": column, "under_no_grad": r.no_grad});
+    let mut o = json!({"kind": kind, "op": r.op, "line": line, "column": column, "under_no_grad": r.no_grad, "under_inference_mode": r.inference_mode});
     if r.through.len() > 1 {
         o["through"] = json!(r.through.iter().map(|s| step(file, s)).collect::<Vec<_>>());
+    }
+    if r.count > 1 {
+        o["count"] = json!(r.count);
     }
     if !r.source.is_empty() {
         o["source"] = json!(r.source.iter().map(|s| step(file, s)).collect::<Vec<_>>());
@@ -107,6 +110,9 @@ fn meta_fields(file: &SourceFile, meta: &ViewAndMutationMeta, out: &mut Map<Stri
             });
             if !i.mutated_at.is_empty() || !i.mutations.is_empty() {
                 o["because"] = json!(i.mutations.iter().map(|r| mutation(file, r)).collect::<Vec<_>>());
+            }
+            if i.mutations_omitted > 0 {
+                o["because_omitted"] = json!(i.mutations_omitted);
             }
             let why = text::mutation_reason(&cx, meta, index, i);
             if !why.is_empty() {

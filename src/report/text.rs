@@ -658,11 +658,39 @@ fn input_details(
     out: &mut String,
 ) {
     const INDENT: &str = "         ";
+    // A loop can write an input thousands of times: show the first rows.
+    const MAX_ROWS: usize = 8;
     let mut table = Table::new();
-    for r in &input.mutations {
+    for r in input.mutations.iter().take(MAX_ROWS) {
         table.row(mutation_row(cx, meta, i, r));
     }
     table.render(cx, INDENT, out);
+    let rest = input.mutations.get(MAX_ROWS..).unwrap_or_default();
+    let more = rest.len() + input.mutations_omitted;
+    if more > 0 {
+        let mut lines: Vec<String> = Vec::new();
+        for r in rest {
+            let line = cx.file.line_col(r.span.start).0.to_string();
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        let shown = if lines.len() > 10 {
+            format!("{}, …", lines[..10].join(", "))
+        } else {
+            lines.join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "{INDENT}… and {more} more mutation{}{}",
+            if more == 1 { "" } else { "s" },
+            if shown.is_empty() {
+                String::new()
+            } else {
+                format!(" (lines {shown})")
+            }
+        );
+    }
     for line in mutation_reason(cx, meta, i, input) {
         let _ = writeln!(out, "{INDENT}{line}");
     }
@@ -720,7 +748,12 @@ fn mutation_row(
         EventKind::SetStorage => "storage",
     };
     let mut notes = Vec::new();
-    if r.kind == EventKind::Data && r.no_grad {
+    if r.count > 1 {
+        notes.push(format!("{} times", r.count));
+    }
+    if r.kind == EventKind::Data && r.inference_mode {
+        notes.push("under inference_mode".to_string());
+    } else if r.kind == EventKind::Data && r.no_grad {
         notes.push("under no_grad".to_string());
     }
     if let Some(through) = through_words(cx, meta, input, &r.through) {
@@ -823,14 +856,10 @@ pub(crate) fn mutation_reason(
             if !meta.keep_input_mutations {
                 lines.push("out of the graph because keep_input_mutations is off".to_string());
             } else if !(data || storage || resized) {
-                let at: Vec<String> = metadata_ops
-                    .iter()
-                    .map(|r| format!("{} {}", cx.at(r.span), cx.code(r.span)))
-                    .collect();
-                lines.push(format!(
-                    "out of the graph because only its metadata changed ({}): metadata mutations never stay in the graph",
-                    list(&at)
-                ));
+                lines.push(
+                    "out of the graph because only its metadata changed, and metadata mutations never stay in the graph"
+                        .to_string(),
+                );
             } else {
                 let mut failed = Vec::new();
                 if input.requires_grad {
@@ -872,9 +901,9 @@ pub(crate) fn mutation_reason(
                     .map(|r| r.span);
                 let grad_on = match tracked.first() {
                     Some(r) if !input.requires_grad_at_entry && made_by == Some(r.span) => {
-                        "that write ran with grad mode on".to_string()
+                        "that write did not run under no_grad".to_string()
                     }
-                    Some(r) => format!("{} ran with grad mode on", cx.at_code(r.span)),
+                    Some(r) => format!("{} did not run under no_grad", cx.at_code(r.span)),
                     None => {
                         "not every data mutation ran under no_grad or inference_mode".to_string()
                     }
@@ -1025,10 +1054,20 @@ pub(crate) fn output_story(
             "{} itself, returned after `set_` gave it another storage",
             input_name(o.base_idx)
         )),
-        OutputReason::LoneViewOfIntermediate { .. } => lines.push(format!(
-            "a view of {}, and the only output aliasing it: returned as a plain tensor (_unsafe_view); {tangent_words}",
-            root()
-        )),
+        OutputReason::LoneViewOfIntermediate { aliases, multi } => {
+            let alone = if aliases <= 1 {
+                ", and the only output aliasing it".to_string()
+            } else {
+                format!(
+                    "; {aliases} outputs alias it, but {multi} of them {} multi-output views (unbind/split/chunk), which do not count",
+                    if multi == 1 { "is one of the" } else { "are" }
+                )
+            };
+            lines.push(format!(
+                "a view of {}{alone}: returned as a plain tensor (_unsafe_view); {tangent_words}",
+                root()
+            ))
+        }
         OutputReason::ViewOfOutput => lines.push(format!(
             "a view of {}, which is itself output {}: regenerated from that output",
             root(),

@@ -180,7 +180,7 @@ pub enum SyntaxErrorKind {
     /// A tab in the indentation of a line.
     TabIndent,
     /// A line indented less than its block but matching no open block.
-    InconsistentDedent { width: usize, open: Vec<usize> },
+    InconsistentDedent { width: usize, open: Box<[usize]> },
     /// More than `MAX_INDENT_DEPTH` nested blocks.
     TooManyIndents,
     /// More than `MAX_BRACKET_DEPTH` open brackets.
@@ -208,11 +208,16 @@ pub enum SyntaxErrorKind {
     /// Something the grammar accepts but the language does not: a bad
     /// assignment target, a keyword argument repeated, … The strings are
     /// the message, the label and an optional help.
-    Invalid {
-        message: String,
-        label: String,
-        help: Option<String>,
-    },
+    Invalid(Box<InvalidSyntax>),
+}
+
+/// The wording of an `Invalid` error (boxed: errors are rare, and a small
+/// error type keeps every token the lexer returns small).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvalidSyntax {
+    pub message: String,
+    pub label: String,
+    pub help: Option<String>,
 }
 
 impl SyntaxError {
@@ -230,11 +235,11 @@ impl SyntaxError {
         help: Option<&str>,
     ) -> SyntaxError {
         SyntaxError {
-            kind: SyntaxErrorKind::Invalid {
+            kind: SyntaxErrorKind::Invalid(Box::new(InvalidSyntax {
                 message: message.into(),
                 label: label.into(),
                 help: help.map(str::to_string),
-            },
+            })),
             span,
         }
     }
@@ -490,23 +495,18 @@ pub struct Layout<'a> {
     done: bool,
     /// Operator tokens seen in the current logical line.
     line_operators: usize,
+    /// The most operator tokens any logical line had so far.
+    max_line_operators: usize,
     /// `elif` branches seen so far at each indentation level.
     elif_counts: Vec<usize>,
     /// The span of the first token of the current logical line.
     line_first: Option<Span>,
-    /// Spans of the last two tokens produced (the most recent last), for
-    /// error messages that look back ("expected an indented block after …").
-    recent: [Option<(Span, TokShape)>; 2],
-}
-
-/// What a recently produced token was, for error messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokShape {
-    Newline,
-    Indent,
-    Dedent,
-    Colon,
-    Other,
+    /// The spans of the last two tokens produced, the most recent last, and
+    /// of the last `Newline`: error messages look back ("expected an
+    /// indented block after …").
+    previous: Option<Span>,
+    current: Option<Span>,
+    last_newline: Option<Span>,
 }
 
 impl<'a> Layout<'a> {
@@ -535,9 +535,12 @@ impl<'a> Layout<'a> {
             line_start: start,
             done: false,
             line_operators: 0,
+            max_line_operators: 0,
             elif_counts: vec![0],
             line_first: None,
-            recent: [None, None],
+            previous: None,
+            current: None,
+            last_newline: None,
         }
     }
 
@@ -546,26 +549,27 @@ impl<'a> Layout<'a> {
         &self.brackets
     }
 
+    /// The most operator and punctuation tokens (names, literals, commas and
+    /// closing brackets aside) that one logical line has had so far. Every
+    /// expression node but the leaves takes one such token of its line, so
+    /// no expression is deeper than this plus two.
+    pub fn max_line_operators(&self) -> usize {
+        self.max_line_operators
+    }
+
     /// The first token of the current logical line (the last line begun).
     pub fn line_first(&self) -> Option<Span> {
         self.line_first
     }
 
-    /// The token before the last one produced, and the last one.
-    pub fn recent(&self) -> [Option<(Span, TokShape)>; 2] {
-        self.recent
+    /// The token before the last one produced.
+    pub fn previous_token(&self) -> Option<Span> {
+        self.previous
     }
 
-    fn record(&mut self, token: &Spanned<'a>) {
-        let shape = match token.1 {
-            Tok::Newline => TokShape::Newline,
-            Tok::Indent => TokShape::Indent,
-            Tok::Dedent => TokShape::Dedent,
-            Tok::Colon => TokShape::Colon,
-            _ => TokShape::Other,
-        };
-        self.recent[0] = self.recent[1];
-        self.recent[1] = Some((Span::new(token.0, token.2), shape));
+    /// The last `Newline` produced.
+    pub fn last_newline(&self) -> Option<Span> {
+        self.last_newline
     }
 
     fn fail(&mut self, error: SyntaxError) -> Option<Result<Spanned<'a>, SyntaxError>> {
@@ -587,6 +591,7 @@ impl<'a> Layout<'a> {
         }
         if self.line_has_tokens {
             self.pending.push_back((end, Tok::Newline, end));
+            self.last_newline = Some(Span::new(end, end));
             self.line_has_tokens = false;
         }
         for _ in 1..self.indents.len() {
@@ -626,7 +631,7 @@ impl<'a> Layout<'a> {
             self.indents.push(width);
             self.pending.push_back((self.line_start, Tok::Indent, end));
         } else if width < current {
-            let open = self.indents.clone();
+            let open: Box<[usize]> = self.indents.clone().into_boxed_slice();
             while self.indents.last().is_some_and(|&w| w > width) {
                 self.indents.pop();
                 self.pending
@@ -690,6 +695,7 @@ impl<'a> Layout<'a> {
                     if self.line_has_tokens {
                         self.line_has_tokens = false;
                         self.line_operators = 0;
+                        self.last_newline = Some(Span::new(start, end));
                         return Some(Ok((start, Tok::Newline, end)));
                     }
                     continue;
@@ -700,7 +706,7 @@ impl<'a> Layout<'a> {
                 }
                 _ => {}
             }
-            let token = match self.convert(raw, start, end) {
+            let token = match self.convert(raw, self.raw.slice(), start, end) {
                 Ok(token) => token,
                 Err(error) => return self.fail(error),
             };
@@ -726,6 +732,7 @@ impl<'a> Layout<'a> {
                     | Tok::RBrace
             ) {
                 self.line_operators += 1;
+                self.max_line_operators = self.max_line_operators.max(self.line_operators);
                 if self.line_operators > MAX_LINE_OPERATORS {
                     return self.fail(SyntaxError::new(
                         SyntaxErrorKind::LineTooComplex,
@@ -733,6 +740,9 @@ impl<'a> Layout<'a> {
                         end,
                     ));
                 }
+            }
+            if self.pending.is_empty() {
+                return Some(Ok((start, token, end)));
             }
             self.pending.push_back((start, token, end));
             return self.pending.pop_front().map(Ok);
@@ -799,8 +809,15 @@ impl<'a> Layout<'a> {
         }
     }
 
-    fn convert(&mut self, raw: Raw, start: usize, end: usize) -> Result<Tok<'a>, SyntaxError> {
-        let slice = &self.text[start..end];
+    /// The token for a raw token; `slice` is its text (logos's, which it
+    /// takes without re-checking character boundaries).
+    fn convert(
+        &mut self,
+        raw: Raw,
+        slice: &'a str,
+        start: usize,
+        end: usize,
+    ) -> Result<Tok<'a>, SyntaxError> {
         Ok(match raw {
             Raw::LineBreak => Tok::Newline,
             Raw::Bom => {
@@ -819,9 +836,9 @@ impl<'a> Layout<'a> {
             }
             Raw::Name => Tok::Name(slice),
             Raw::Decimal => Tok::Int(decimal(slice, start, end)?),
-            Raw::Hex => Tok::Int(radix(&slice[2..], 16, start, end)?),
-            Raw::Octal => Tok::Int(radix(&slice[2..], 8, start, end)?),
-            Raw::Binary => Tok::Int(radix(&slice[2..], 2, start, end)?),
+            Raw::Hex => Tok::Int(radix(slice.get(2..).unwrap_or(""), 16, start, end)?),
+            Raw::Octal => Tok::Int(radix(slice.get(2..).unwrap_or(""), 8, start, end)?),
+            Raw::Binary => Tok::Int(radix(slice.get(2..).unwrap_or(""), 2, start, end)?),
             Raw::Float => {
                 let value = if slice.contains('_') {
                     slice.replace('_', "").parse::<f64>()
@@ -944,8 +961,9 @@ impl<'a> Iterator for Layout<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let item = self.produce();
-        if let Some(Ok(token)) = &item {
-            self.record(token);
+        if let Some(Ok((start, _, end))) = &item {
+            self.previous = self.current;
+            self.current = Some(Span::new(*start, *end));
         }
         item
     }

@@ -13,10 +13,10 @@
 //! `import` line, so one run reports an error per broken function.
 
 use super::ast::{
-    BinOp, Expr, ExprKind, FunctionDef, Ident, Item, Keyword, Module, Param, Stmt, StmtKind,
+    BinOp, CmpOp, Expr, ExprKind, FunctionDef, Ident, Item, Keyword, Module, Param, Stmt, StmtKind,
     UnaryOp,
 };
-use super::lexer::{Layout, SyntaxError, SyntaxErrorKind, Tok, TokShape};
+use super::lexer::{Layout, SyntaxError, SyntaxErrorKind, Tok};
 use super::lexer::{MAX_BRACKET_DEPTH, MAX_ELIF_BRANCHES, MAX_INDENT_DEPTH, MAX_LINE_OPERATORS};
 use super::source::{SourceFile, Span};
 use crate::report::Diagnostic;
@@ -51,11 +51,11 @@ pub enum Entry {
 /// Parses a whole `.tp` file: `import` lines and function definitions.
 pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
-    let lines = parse_lines(text, &mut diagnostics);
+    let (lines, may_be_deep) = parse_lines(text, &mut diagnostics);
     let mut items = Vec::new();
     for line in lines.unwrap_or_default() {
         match line {
-            Line::Item(item) => items.push(item),
+            Line::Item(item) => items.push(*item),
             Line::Stmts(stmts) => {
                 for stmt in stmts {
                     diagnostics.push(top_level_statement(&stmt));
@@ -64,7 +64,7 @@ pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
             }
         }
     }
-    if diagnostics.is_empty() {
+    if diagnostics.is_empty() && may_be_deep {
         if let Some(span) = too_deep(items.iter().flat_map(item_exprs)) {
             diagnostics.push(describe(
                 SyntaxError {
@@ -87,15 +87,15 @@ pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
 /// statements (including `x: Tensor(4)` declarations), in order.
 pub fn parse_interactive(text: &str) -> Result<Vec<Entry>, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
-    let lines = parse_lines(text, &mut diagnostics);
+    let (lines, may_be_deep) = parse_lines(text, &mut diagnostics);
     let mut entries = Vec::new();
     for line in lines.unwrap_or_default() {
         match line {
-            Line::Item(item) => entries.push(Entry::Item(item)),
+            Line::Item(item) => entries.push(Entry::Item(*item)),
             Line::Stmts(stmts) => entries.extend(stmts.into_iter().map(Entry::Stmt)),
         }
     }
-    if diagnostics.is_empty() {
+    if diagnostics.is_empty() && may_be_deep {
         let exprs = entries.iter().flat_map(|entry| match entry {
             Entry::Item(item) => item_exprs(item),
             Entry::Stmt(stmt) => stmt_exprs(stmt),
@@ -208,8 +208,10 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diagnost
 // ------------------------------------------------------------------ driving
 
 /// Parses `text` into lines; on errors, records them and re-parses from the
-/// next top-level line to find more. Returns the lines of a clean parse.
-fn parse_lines(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<Line>> {
+/// next top-level line to find more. Returns the lines of a clean parse,
+/// and whether some expression may be deeper than `MAX_EXPR_DEPTH` (see
+/// `Layout::max_line_operators`): only then is the tree walked to check.
+fn parse_lines(text: &str, diagnostics: &mut Vec<Diagnostic>) -> (Option<Vec<Line>>, bool) {
     let parser = tp::LinesParser::new();
     let mut start = 0;
     loop {
@@ -217,20 +219,21 @@ fn parse_lines(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<Vec<Line
         match parser.parse(&mut layout) {
             Ok(lines) => {
                 if diagnostics.is_empty() {
-                    return Some(lines);
+                    let may_be_deep = layout.max_line_operators() + 2 > MAX_EXPR_DEPTH;
+                    return (Some(lines), may_be_deep);
                 }
                 lines.into_iter().for_each(dismantle_line);
-                return None;
+                return (None, false);
             }
             Err(error) => {
                 let (diagnostic, at) = convert_parse_error(error, text, &layout);
                 diagnostics.push(diagnostic);
                 if diagnostics.len() >= MAX_ERRORS {
-                    return None;
+                    return (None, false);
                 }
                 match next_top_level_line(text, at) {
                     Some(next) => start = next,
-                    None => return None,
+                    None => return (None, false),
                 }
             }
         }
@@ -488,13 +491,12 @@ fn unexpected(
     found: Found<'_, '_>,
     expected: &[String],
 ) -> Diagnostic {
-    let recent = layout.recent();
     let snippet = |s: Span| text.get(s.range()).unwrap_or("");
     let line_first = layout.line_first();
     let at_line_start = line_first == Some(span);
     // `class Foo:`, `try:`, `raise E` and friends: say that the keyword is
     // not supported rather than what the grammar expected after it.
-    let candidates = [Some(span), recent[0].map(|(s, _)| s), line_first];
+    let candidates = [Some(span), layout.previous_token(), line_first];
     for at in candidates.into_iter().flatten() {
         let word = snippet(at);
         if PYTHON_ONLY_KEYWORDS.contains(&word) {
@@ -624,13 +626,7 @@ fn python_only_keyword(word: &str, span: Span) -> Diagnostic {
 
 /// "expected an indented block after the `if` statement on line 3".
 fn expected_block(text: &str, layout: &Layout<'_>, span: Span, found: Found<'_, '_>) -> Diagnostic {
-    let recent = layout.recent();
-    let newline = recent
-        .iter()
-        .rev()
-        .flatten()
-        .find(|(_, shape)| *shape == TokShape::Newline)
-        .map(|(s, _)| *s);
+    let newline = layout.last_newline();
     let mut message = "expected an indented block".to_string();
     let mut header = None;
     if let Some(newline) = newline {
@@ -794,11 +790,12 @@ pub fn describe(error: SyntaxError, text: &str) -> Diagnostic {
         )
         .with_label("not supported")
         .with_help("assign the value in a statement of its own"),
-        SyntaxErrorKind::Invalid {
-            message,
-            label,
-            help,
-        } => {
+        SyntaxErrorKind::Invalid(invalid) => {
+            let super::lexer::InvalidSyntax {
+                message,
+                label,
+                help,
+            } = *invalid;
             let mut diagnostic = syntax(message).with_label(label);
             if let Some(help) = help {
                 diagnostic = diagnostic.with_help(help);
@@ -843,7 +840,7 @@ fn top_level_statement(stmt: &Stmt) -> Diagnostic {
 #[doc(hidden)]
 #[derive(Debug)]
 pub enum Line {
-    Item(Item),
+    Item(Box<Item>),
     Stmts(Vec<Stmt>),
 }
 
@@ -852,9 +849,175 @@ pub enum Line {
 #[derive(Debug)]
 pub enum Arg {
     Positional(Expr),
-    Keyword(Keyword),
+    Keyword(Box<Keyword>),
     DoubleStar(Span),
     Generator(Span),
+}
+
+/// A binary operator or a comparison, in an `operand (operator operand)*`
+/// run of the grammar.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Bin(BinOp),
+    Cmp(CmpOp),
+}
+
+/// One `operator operand` of such a run; `span` is the operand's, with its
+/// parentheses.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Operation {
+    pub op: Op,
+    pub span: Span,
+    pub operand: Expr,
+}
+
+/// Python's binding strength of the binary operators (all left-assoc).
+fn precedence(op: BinOp) -> u8 {
+    match op {
+        BinOp::BitOr => 1,
+        BinOp::BitXor => 2,
+        BinOp::BitAnd => 3,
+        BinOp::LShift | BinOp::RShift => 4,
+        BinOp::Add | BinOp::Sub => 5,
+        BinOp::Mul | BinOp::Div | BinOp::FloorDiv | BinOp::Mod | BinOp::MatMul => 6,
+        // `**` is not in these runs (the grammar makes it right-assoc).
+        BinOp::Pow => 7,
+    }
+}
+
+/// Builds the tree of `first (operator operand)*` by precedence: binary
+/// operators by their strength (left-assoc), then comparisons, the
+/// weakest, as one chained `Compare`. Spans run from the first operand's
+/// start to the last one's end, parentheses included, as a grammar level
+/// per operator would give.
+pub(crate) fn climb(first: Expr, l: usize, r: usize, mut rest: Vec<Operation>) -> Expr {
+    if rest.is_empty() {
+        return first;
+    }
+    // The common shapes, without the general machinery: `a OP b`, and runs
+    // of binary operators without comparisons.
+    if rest.len() == 1 {
+        let Some(operation) = rest.pop() else {
+            return first;
+        };
+        let span = sp(l, r).to(operation.span);
+        let kind = match operation.op {
+            Op::Bin(op) => ExprKind::BinOp {
+                op,
+                left: Box::new(first),
+                right: Box::new(operation.operand),
+            },
+            Op::Cmp(op) => ExprKind::Compare {
+                left: Box::new(first),
+                ops: vec![(op, operation.operand)],
+            },
+        };
+        return Expr { kind, span };
+    }
+    if rest
+        .iter()
+        .all(|operation| matches!(operation.op, Op::Bin(_)))
+    {
+        return binary_tree(sp(l, r), first, rest).1;
+    }
+    // Split into comparison-separated segments of binary operations.
+    let mut segments: Vec<(Option<CmpOp>, Span, Expr, Vec<Operation>)> =
+        vec![(None, sp(l, r), first, Vec::new())];
+    for operation in rest {
+        match operation.op {
+            Op::Cmp(cmp) => {
+                segments.push((Some(cmp), operation.span, operation.operand, Vec::new()))
+            }
+            Op::Bin(_) => {
+                if let Some(last) = segments.last_mut() {
+                    last.3.push(operation);
+                }
+            }
+        }
+    }
+    let mut built: Vec<(Option<CmpOp>, Span, Expr)> = segments
+        .into_iter()
+        .map(|(cmp, span, first, operations)| {
+            let (span, e) = binary_tree(span, first, operations);
+            (cmp, span, e)
+        })
+        .collect();
+    if built.len() == 1 {
+        return match built.pop() {
+            Some((_, _, e)) => e,
+            None => expr(ExprKind::None, l, r),
+        };
+    }
+    let mut built = built.into_iter();
+    let Some((_, left_span, left)) = built.next() else {
+        return expr(ExprKind::None, l, r);
+    };
+    let mut end = left_span.end;
+    let ops: Vec<(CmpOp, Expr)> = built
+        .map(|(cmp, span, e)| {
+            end = span.end;
+            (cmp.unwrap_or(CmpOp::Eq), e)
+        })
+        .collect();
+    Expr {
+        kind: ExprKind::Compare {
+            left: Box::new(left),
+            ops,
+        },
+        span: Span {
+            start: left_span.start,
+            end,
+        },
+    }
+}
+
+/// Shunting-yard over one run of binary operators (no recursion: runs can
+/// be long).
+fn binary_tree(first_span: Span, first: Expr, operations: Vec<Operation>) -> (Span, Expr) {
+    fn reduce(operands: &mut Vec<(Span, Expr)>, ops: &mut Vec<BinOp>) {
+        let (Some(op), Some((right_span, right)), Some((left_span, left))) =
+            (ops.pop(), operands.pop(), operands.pop())
+        else {
+            return;
+        };
+        let span = left_span.to(right_span);
+        operands.push((
+            span,
+            Expr {
+                kind: ExprKind::BinOp {
+                    op,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                },
+                span,
+            },
+        ));
+    }
+    let mut operands = Vec::with_capacity(operations.len() + 1);
+    operands.push((first_span, first));
+    let mut ops: Vec<BinOp> = Vec::with_capacity(operations.len());
+    for operation in operations {
+        let Op::Bin(op) = operation.op else {
+            continue;
+        };
+        while ops
+            .last()
+            .is_some_and(|&top| precedence(top) >= precedence(op))
+        {
+            reduce(&mut operands, &mut ops);
+        }
+        ops.push(op);
+        operands.push((operation.span, operation.operand));
+    }
+    while !ops.is_empty() {
+        reduce(&mut operands, &mut ops);
+    }
+    match operands.pop() {
+        Some(result) => result,
+        None => (first_span, expr(ExprKind::None, 0, 0)),
+    }
 }
 
 /// Where an expression is used as a target (or not), for `check_target`.
@@ -887,11 +1050,11 @@ pub(crate) fn expr(kind: ExprKind, l: usize, r: usize) -> Expr {
     }
 }
 
-pub(crate) fn stmt(kind: StmtKind, l: usize, r: usize) -> Stmt {
-    Stmt {
+pub(crate) fn stmt(kind: StmtKind, l: usize, r: usize) -> Box<Stmt> {
+    Box::new(Stmt {
         kind,
         span: sp(l, r),
-    }
+    })
 }
 
 pub(crate) fn ident(name: &str, l: usize, r: usize) -> Ident {
@@ -949,78 +1112,139 @@ pub(crate) fn block_end(body: &[Stmt], orelse: &[Stmt], header_end: usize) -> us
         .map_or(header_end, |s| s.span.end as usize)
 }
 
-pub(crate) fn call<'a>(
-    func: Expr,
-    arguments: Vec<Arg>,
-    l: usize,
-    r: usize,
-) -> ActionResult<'a, Expr> {
-    let mut args = Vec::new();
-    let mut keywords: Vec<Keyword> = Vec::new();
-    for argument in arguments {
-        match argument {
-            Arg::Positional(e) => {
-                if let (Some(keyword), false) =
-                    (keywords.last(), matches!(e.kind, ExprKind::Starred(_)))
-                {
-                    return user_error(SyntaxError::invalid(
+/// The statements of one line, without a vector for the usual single one.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum LineStmts {
+    One(Box<Stmt>),
+    Many(Vec<Stmt>),
+}
+
+impl LineStmts {
+    // Statements travel boxed on the parser's stack (see the grammar).
+    #[allow(clippy::boxed_local)]
+    pub(crate) fn push(&mut self, stmt: Box<Stmt>) {
+        match self {
+            LineStmts::Many(stmts) => stmts.push(*stmt),
+            LineStmts::One(_) => {
+                let LineStmts::One(first) =
+                    std::mem::replace(self, LineStmts::Many(Vec::with_capacity(2)))
+                else {
+                    return;
+                };
+                if let LineStmts::Many(stmts) = self {
+                    stmts.push(*first);
+                    stmts.push(*stmt);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn append_to(self, block: &mut Vec<Stmt>) {
+        match self {
+            LineStmts::One(stmt) => block.push(*stmt),
+            LineStmts::Many(stmts) => block.extend(stmts),
+        }
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<Stmt> {
+        match self {
+            LineStmts::One(stmt) => vec![*stmt],
+            LineStmts::Many(stmts) => stmts,
+        }
+    }
+}
+
+/// Call arguments as the grammar collects them: positional and keyword
+/// ones apart, and the first misuse (checked when the call is built).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct ArgList {
+    args: Vec<Expr>,
+    keywords: Vec<Keyword>,
+    error: Option<Box<SyntaxError>>,
+}
+
+impl ArgList {
+    pub(crate) fn add(&mut self, argument: Arg) {
+        if self.error.is_some() {
+            return;
+        }
+        let error = match argument {
+            Arg::Positional(e) => match self.keywords.last() {
+                Some(keyword) if !matches!(e.kind, ExprKind::Starred(_)) => {
+                    Some(SyntaxError::invalid(
                         e.span,
                         "positional argument follows keyword argument",
                         format!("after the keyword argument `{}`", keyword.name.name),
                         Some("put positional arguments before keyword arguments"),
-                    ));
+                    ))
                 }
-                args.push(e);
-            }
+                _ => {
+                    self.args.push(e);
+                    None
+                }
+            },
             Arg::Keyword(keyword) => {
-                if let Some(first) = keywords.iter().find(|k| k.name.name == keyword.name.name) {
-                    let _ = first;
-                    return user_error(SyntaxError::invalid(
+                if self
+                    .keywords
+                    .iter()
+                    .any(|k| k.name.name == keyword.name.name)
+                {
+                    Some(SyntaxError::invalid(
                         keyword.name.span,
                         format!("keyword argument repeated: `{}`", keyword.name.name),
                         "given a second time here",
                         None,
-                    ));
+                    ))
+                } else {
+                    self.keywords.push(*keyword);
+                    None
                 }
-                keywords.push(keyword);
             }
-            Arg::DoubleStar(span) => {
-                return user_error(SyntaxError::invalid(
-                    span,
-                    "`**` arguments are not supported",
-                    "keyword arguments unpacked from a dict",
-                    Some("pass each keyword argument by name"),
-                ))
-            }
-            Arg::Generator(span) => {
-                return user_error(SyntaxError::invalid(
-                    span,
-                    "generator expressions are not supported",
-                    "a generator expression",
-                    Some("use a list comprehension: put the expression in `[...]`"),
-                ))
-            }
-        }
+            Arg::DoubleStar(span) => Some(SyntaxError::invalid(
+                span,
+                "`**` arguments are not supported",
+                "keyword arguments unpacked from a dict",
+                Some("pass each keyword argument by name"),
+            )),
+            Arg::Generator(span) => Some(SyntaxError::invalid(
+                span,
+                "generator expressions are not supported",
+                "a generator expression",
+                Some("use a list comprehension: put the expression in `[...]`"),
+            )),
+        };
+        self.error = error.map(Box::new);
+    }
+}
+
+pub(crate) fn call<'a>(func: Expr, list: ArgList, l: usize, r: usize) -> ActionResult<'a, Expr> {
+    if let Some(error) = list.error {
+        return user_error(*error);
     }
     Ok(expr(
         ExprKind::Call {
             func: Box::new(func),
-            args,
-            keywords,
+            args: list.args,
+            keywords: list.keywords,
         },
         l,
         r,
     ))
 }
 
+// Parameters travel boxed on the parser's stack (see the grammar).
+#[allow(clippy::vec_box)]
 pub(crate) fn function_def<'a>(
     name: Ident,
-    params: Vec<Param>,
+    params: Vec<Box<Param>>,
     returns: Option<Expr>,
     body: Vec<Stmt>,
     l: usize,
     header_end: usize,
-) -> ActionResult<'a, FunctionDef> {
+) -> ActionResult<'a, Box<FunctionDef>> {
+    let params: Vec<Param> = params.into_iter().map(|param| *param).collect();
     let mut seen_default: Option<&Param> = None;
     for (i, param) in params.iter().enumerate() {
         if let Some(earlier) = params[..i].iter().find(|p| p.name.name == param.name.name) {
@@ -1046,14 +1270,14 @@ pub(crate) fn function_def<'a>(
         }
     }
     let end = block_end(&body, &[], header_end);
-    Ok(FunctionDef {
+    Ok(Box::new(FunctionDef {
         name,
         params,
         returns,
         body,
         header_span: sp(l, header_end),
         span: sp(l, end),
-    })
+    }))
 }
 
 /// What an expression is, for "cannot assign to …".
@@ -1457,7 +1681,7 @@ fn dismantle_item(item: Item) {
 
 fn dismantle_line(line: Line) {
     match line {
-        Line::Item(item) => dismantle_item(item),
+        Line::Item(item) => dismantle_item(*item),
         Line::Stmts(stmts) => stmts.into_iter().for_each(dismantle_stmt),
     }
 }

@@ -42,11 +42,27 @@ def oracle_fn(source):
     return doc["functions"][0] if doc["functions"] else None
 
 
+KNOWN = {"torch", "F", "Tensor", "custom_view", "range", "len", "tuple", "list", "min", "max", "abs", "int",
+         "float", "bool", "isinstance", "zip", "enumerate", "None", "True", "False"}
+
+
+def names_defined(tree):
+    """Every name the function reads is a parameter, bound before (roughly: anywhere) or a prelude name."""
+    fn = tree.body[-1]
+    bound = {a.arg for a in fn.args.args} | KNOWN
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            bound.add(n.id)
+    return all(n.id in bound for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
 def check(source):
     """(classes, diff lines) of the single function in source, or None if it is not a program."""
     try:
-        ast.parse(source)
+        tree = ast.parse(source)
     except SyntaxError:
+        return None
+    if not names_defined(tree):
         return None
     try:
         exp = oracle_fn(source)

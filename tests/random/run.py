@@ -113,6 +113,77 @@ def norm_line(line):
     return f"{path}: expected {keep(e)}, got {keep(a)}"
 
 
+def _msg(r, side, where):
+    d = r[side]
+    e = d["error"] if where == "error" else (d["eager"] or {}).get(where)
+    return (e or {}).get("message") or ""
+
+
+def _code(r, side, where):
+    d = r[side]
+    e = d["error"] if where == "error" else (d["eager"] or {}).get(where)
+    return (e or {}).get("code")
+
+
+# Root causes of mismatches (see REPORT.md), checked in this order. Each is a heuristic over the
+# oracle's and tpi's messages, the diff lines and the program text; "unclassified" needs a look.
+def root_cause(r):
+    src = r["source"]
+    diff = "\n".join(r["diff"])
+    tm = " ".join(_msg(r, "actual", w) for w in ("error", "forward_error", "backward_error"))
+    om = " ".join(_msg(r, "expected", w) for w in ("error", "forward_error", "backward_error"))
+    if r["actual"].get("crash"):
+        return "tpi-crash"
+    if "has no attribute `values`" in tm or "has no attribute `indices`" in tm:
+        return "namedtuple-values"
+    if "`tuple`" in tm and re.search(r"\.(max|min)\(\)|torch\.(max|min)\(\w+\)", src):
+        return "max-min-full-reduction-tuple"
+    if _msg(r, "expected", "error").startswith("<weakref at"):
+        return "inference-mode-keyerror"
+    if "t() expects a tensor with <= 2 dimensions" in om:
+        return "t-on-3d-code"
+    if re.search(r"dim -?\d+ out of bounds|k not in range", _msg(r, "expected", "error")):
+        return "argmax-topk-analysis-code"
+    if _code(r, "expected", "error") == "other" and _msg(r, "expected", "error") in ("AssertionError", "") \
+            and re.search(r"split\(0", src):
+        return "split-zero-analysis-assert"
+    if "A view was created in no_grad mode" in om and "multiple views" in om and \
+            "inplace-multi-output-view" in (_code(r, "actual", "error"), _code(r, "actual", "forward_error")):
+        return "multi-output-view-of-nograd-base-code"
+    if _code(r, "expected", "error") == "inplace-overlapping" and _code(r, "actual", "error") is None:
+        return "expanded-unary-inplace-overlap"
+    if ".set_(" in src and _code(r, "expected", "error") != _code(r, "actual", "error"):
+        return "set-stale-sizes"
+    if re.search(r"\.(unsqueeze_|squeeze_|t_|transpose_|swapdims_|as_strided_)\(", src) and \
+            _code(r, "expected", "error") in ("dim-out-of-range", "other", "inplace-view-of-leaf") and \
+            _code(r, "actual", "error") is None:
+        return "view-replay-after-metadata-mutation"
+    if "refer to a single memory location" in _msg(r, "expected", "forward_error") and \
+            _code(r, "actual", "forward_error") != "other":
+        return "eager-partial-overlap"
+    if _code(r, "actual", "forward_error") == "inference-tensor" and \
+            _code(r, "expected", "forward_error") != "inference-tensor":
+        return "eager-inference-mode-view-is-normal"
+    if "out of bounds for storage" in om or ("as_strided" in src and "storage" in om):
+        return "as-strided-out-of-bounds"
+    if re.search(r"output_type: expected '(unsafe_view_alias|alias_of_intermediate\w*)', got 'non_alias'", diff) \
+            and ("@" in src or "matmul" in src):
+        return "batched-matmul-is-view"
+    if re.search(r"dynamic_dims|traced_tangents\[\d+\]\.(shape|stride)\[\d+\]: expected '|got '", diff) \
+            and re.search(r"Tensor\([^)]*[\"'][nm][\"']", src):
+        return "symbolic-multi-output-or-slice-specialisation"
+    if all(re.search(r"traced_tangents\[\d+\]\.stride", l) for l in r["diff"]):
+        return "tangent-strides"
+    if "inplace-view-of-leaf" == _code(r, "expected", "forward_error") and \
+            _code(r, "actual", "forward_error") == "inplace-leaf":
+        return "setitem-on-grad-leaf-is-view-of-leaf"
+    if "with a bool tensor is not supported" in om:
+        return "eager-bool-sub"
+    if _code(r, "expected", "error") == "dtype-cast" and _code(r, "actual", "error") == "inplace-broadcast":
+        return "dtype-cast-before-broadcast"
+    return "unclassified"
+
+
 def compare(exp, act):
     if "__crash__" in act:
         return ["CRASH " + act["__crash__"].splitlines()[-1] if act["__crash__"] else "CRASH"], ["CRASH"], ["CRASH"]
@@ -143,14 +214,25 @@ def run_dir(gdir, args):
         if not os.path.exists(js):
             continue
         expected = json.load(open(js))
+        sources = dict(split_functions(open(path).read())[1])
         for fn in expected["functions"]:
             act = tp.get(fn["name"], {"__crash__": "function missing from tpi's output"})
             full, meta, eager = compare(fn, act)
-            results.append({"file": os.path.relpath(path, GEN), "name": fn["name"], "diff": full,
-                            "meta_ok": not meta, "eager_ok": not eager,
-                            "oracle_error": (fn.get("error") or {}).get("code"),
-                            "eager_codes": [(fn["eager"].get(k) or {}).get("code") for k in ("forward_error", "backward_error")],
-                            "classes": sorted({norm_line(l) for l in full})})
+            strip = lambda e: e and {"code": e.get("code"), "message": (e.get("message") or "")[:300]}
+            r = {"file": os.path.relpath(path, GEN), "name": fn["name"], "diff": full,
+                 "meta_ok": not meta, "eager_ok": not eager,
+                 "oracle_error": (fn.get("error") or {}).get("code"),
+                 "eager_codes": [(fn["eager"].get(k) or {}).get("code") for k in ("forward_error", "backward_error")],
+                 "classes": sorted({norm_line(l) for l in full})}
+            if full:
+                r["source"] = sources.get(fn["name"], "")
+                r["expected"] = {"error": strip(fn.get("error")),
+                                 "eager": {k: strip(v) for k, v in fn["eager"].items()}}
+                r["actual"] = {"error": strip(act.get("error")),
+                               "eager": {k: strip(v) for k, v in (act.get("eager") or {}).items()},
+                               "crash": act.get("__crash__")}
+                r["cause"] = root_cause(r)
+            results.append(r)
     json.dump(results, open(os.path.join(gdir, "results.json"), "w"), indent=1)
     return results
 
@@ -180,6 +262,12 @@ def main():
     lines.append(f"exact match:    {pct(ok)}")
     lines.append(f"metadata match: {pct(meta_ok)}")
     lines.append(f"eager match:    {pct(eager_ok)}")
+    causes = collections.Counter(r["cause"] for r in results if r["diff"])
+    lines.append("")
+    lines.append("mismatching functions by root cause (heuristic triage, see run.py:root_cause):")
+    for c, k in causes.most_common():
+        ex = next(r for r in results if r.get("cause") == c)
+        lines.append(f"  {k:4d}  {c}    e.g. {ex['file']}:{ex['name']}")
     by_class = collections.defaultdict(list)
     for r in results:
         for c in r["classes"]:
