@@ -1095,15 +1095,44 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     format!("diagonal dimensions cannot be identical {d1}, {d2}"),
                 ));
             }
-            let s1 = it.m.sizes.concrete(&t.sizes[d1], "diagonal")?;
-            let s2 = it.m.sizes.concrete(&t.sizes[d2], "diagonal")?;
-            let (len, start) = if off >= 0 {
-                ((s1.min(s2 - off)).max(0), off.min(s2.max(0)))
+            // diag_size = max(min(size1, size2 - offset), 0) for offset >= 0,
+            // max(min(size1 + offset, size2), 0) otherwise; SymInt min/max only
+            // guard when the symbols do not decide them.
+            let (a1, a2) = if off >= 0 {
+                (
+                    t.sizes[d1].clone(),
+                    it.m.sizes.sub(&t.sizes[d2], &SymInt::int(off))?,
+                )
             } else {
-                ((s1 + off).min(s2).max(0), (-off).min(s1.max(0)))
+                (
+                    it.m.sizes.add(&t.sizes[d1], &SymInt::int(off))?,
+                    t.sizes[d2].clone(),
+                )
             };
+            let smaller = match it.m.sizes.env.cmp_le(&a1, &a2) {
+                crate::sym::Truth::Proven(true) => a1,
+                crate::sym::Truth::Proven(false) => a2,
+                _ => {
+                    if it.m.sizes.le(&a1, &a2) {
+                        a1
+                    } else {
+                        a2
+                    }
+                }
+            };
+            let len_sym = match it.m.sizes.env.cmp_le(&SymInt::int(0), &smaller) {
+                crate::sym::Truth::Proven(true) => smaller,
+                _ => {
+                    if it.m.sizes.lt_int(&smaller, 0) {
+                        SymInt::int(0)
+                    } else {
+                        smaller
+                    }
+                }
+            };
+            let start = off.abs();
             let mut offset = meta.offset.clone();
-            if len > 0 {
+            if start > 0 && !it.m.sizes.eq_int(&len_sym, 0) {
                 let st = if off >= 0 {
                     &t.strides[d2]
                 } else {
@@ -1121,7 +1150,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     strides.push(t.strides[d].clone());
                 }
             }
-            sizes.push(SymInt::int(len));
+            sizes.push(len_sym);
             strides.push(it.m.sizes.add(&t.strides[d1], &t.strides[d2])?);
             meta = Meta {
                 sizes,
@@ -3121,6 +3150,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", t.dtype.name(), ot.dtype.name())));
             }
             let sizes = matmul_shape(it, rule, &t.sizes, &ot.sizes)?;
+            // matmul folds a >2-d operand times a <=2-d one with a view/reshape
+            // of the larger operand, which the analysis refuses under inference_mode.
+            if rule == "matmul" && it.m.inference_mode && t.sizes.len() >= 3 && ot.sizes.len() <= 2 {
+                let tm = it.m.meta_of(me.unwrap_or(o));
+                it.m.view_of(me.unwrap_or(o), tm, "view", false, true, span)?;
+            }
             // The analysis's decompositions promote mixed dtypes.
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
             let meta = contiguous(it, sizes, dtype)?;
@@ -3151,7 +3186,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let dtype = autocast_dtype(it, rule).unwrap_or(it.m.t(x).dtype);
             let meta = contiguous(it, sizes, dtype)?;
-            Ok((vec![meta], vec![Some(x), Some(w), a.opt_tensor("bias")?], None))
+            let bias = a.opt_tensor("bias")?;
+            let xt = it.m.t(x).clone();
+            // aten::linear is CompositeImplicitAutograd: a 2-d input with a bias is
+            // addmm(bias, input, weight.t()); without a bias, matmul(input, weight.t()).
+            // Both take a view of the weight, which the analysis refuses under
+            // inference_mode (see view_of).
+            if it.m.inference_mode {
+                let wm = it.m.meta_of(w);
+                it.m.view_of(w, wm, "t", false, true, span)?;
+            }
+            if bias.is_some() && xs.len() >= 3 && shape::is_contiguous(&xt.sizes, &xt.strides, &mut it.m.sizes) {
+                // _flatten_nd_linear: addmm on the flattened input, then
+                // `result.view(*batch, out)`: a view of an intermediate.
+                let named = named_inputs(a);
+                let tmp = it.m.fresh(meta.clone(), span, "addmm");
+                it.m.record_history("addmm", false, &named, &[tmp], span)?;
+                let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
+                return Ok((vec![], vec![], Some(Value::Tensor(v))));
+            }
+            Ok((vec![meta], vec![Some(x), Some(w), bias], None))
         }
         "einsum" => einsum(it, a, span),
         "clone" => {
@@ -3394,7 +3448,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let training = a.bool("training")?;
             if !training || p == 0.0 {
-                return Ok((vec![], vec![], Some(Value::Tensor(x))));
+                if it.m.mode == Mode::Eager {
+                    // aten::dropout returns its input itself.
+                    return Ok((vec![], vec![], Some(Value::Tensor(x))));
+                }
+                // The analysis runs torch/_decomp's dropout: `input.clone()`.
+                return Ok((vec![], vec![], Some(copy_of(it, x, it.m.t(x).dtype, MemoryFormat::Preserve, "clone", span)?)));
             }
             let t = it.m.t(x).clone();
             let strides = iter_strides(it, &t.sizes, &[x])?;
@@ -3427,7 +3486,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let meta = contiguous(it, sizes, wt.dtype)?;
             Ok((vec![meta], vec![Some(w), Some(x)], None))
         }
-        "conv2d" => conv2d(it, a),
+        "conv2d" => conv2d(it, a, span),
         other => Err(oe("other", format!("internal: no rule `{other}` for {}", op.name))),
     }
 }
@@ -3719,7 +3778,7 @@ fn out_chars_for(rhs: &Option<Vec<char>>, counts: &[(char, usize)]) -> Vec<char>
     }
 }
 
-fn conv2d(it: &mut Interp, a: &Args) -> OpResult<FnOut> {
+fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let x = a.tensor("input")?;
     let w = a.tensor("weight")?;
     let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
@@ -3801,6 +3860,24 @@ fn conv2d(it: &mut Interp, a: &Args) -> OpResult<FnOut> {
     };
     let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
     let dtype = autocast_dtype(it, "conv2d").unwrap_or(xt.dtype);
+    if !batched {
+        // batchify: the unbatched input is unsqueezed, and the result is
+        // `output.squeeze(0)`: a view of an intermediate.
+        let mut full = vec![SymInt::int(1)];
+        full.extend(sizes.iter().cloned());
+        let full_meta = it.m.contiguous_meta(full, dtype)?;
+        let named = named_inputs(a);
+        let tmp = it.m.fresh(full_meta.clone(), span, "convolution");
+        it.m.record_history("convolution", false, &named, &[tmp], span)?;
+        let view = Meta {
+            sizes: full_meta.sizes[1..].to_vec(),
+            strides: full_meta.strides[1..].to_vec(),
+            offset: SymInt::int(0),
+            dtype,
+        };
+        let v = it.m.view_of(tmp, view, "squeeze", false, true, span)?;
+        return Ok((vec![], vec![], Some(Value::Tensor(v))));
+    }
     Ok((
         vec![Meta {
             sizes,

@@ -16,6 +16,8 @@ use std::collections::HashMap;
 pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> EagerPrediction {
     let mut run = run_function(functions, def, Mode::Eager);
     let outputs = match run.outputs {
+        // Eager PyTorch reads the data tpi does not know: no prediction.
+        Err(d) if d.code == "data-dependent" => return EagerPrediction::default(),
         Err(d) => {
             return EagerPrediction {
                 forward_error: Some(d),

@@ -1488,6 +1488,12 @@ impl<'a> Interp<'a> {
         }
         for (k, v) in kw {
             let k = if k == "input" { "self".to_string() } else { k };
+            // aten's schema spells dropout's flag `train`.
+            let k = if k == "train" && op.name == "dropout" {
+                "training".to_string()
+            } else {
+                k
+            };
             let idx = op.params.iter().position(|p| {
                 p.name == k
                     || (k == "self" && p.name == "input")

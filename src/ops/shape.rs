@@ -543,8 +543,12 @@ pub struct IterOperand<'a> {
     pub dtype: DType,
 }
 
-/// TensorIterator's output strides for a fresh output of `shape` computed from
-/// `inputs` (`reorder_dimensions` then dense strides in that order).
+/// The output strides of an elementwise op, as the analysis computes them
+/// (FakeTensor runs the Python refs: `compute_elementwise_output_strides`).
+/// The operands are broadcast to `shape` first; 0-d tensors are ignored; if
+/// every operand is contiguous (size-1 dims ignored) the output is contiguous,
+/// if every one is channels_last it is channels_last; otherwise dims are
+/// sorted by stride (`compute_elementwise_output_logical_to_physical_perm`).
 pub fn iterator_output_strides(
     shape: &[SymInt],
     inputs: &[IterOperand],
@@ -554,28 +558,42 @@ pub fn iterator_output_strides(
     if ndim <= 1 {
         return contiguous_strides(shape, s);
     }
-    // Byte strides of each input broadcast to `shape` (0 for broadcast dims).
-    let mut byte_strides: Vec<Vec<SymInt>> = Vec::new();
+    // Each non-0-d operand expanded to `shape` (stride 0 where broadcast).
+    let mut strides: Vec<Vec<SymInt>> = Vec::new();
     for op in inputs {
-        if op.sizes.len() > ndim {
+        if op.sizes.is_empty() || op.sizes.len() > ndim {
             continue;
         }
         let offset = ndim - op.sizes.len();
-        let mut bs = vec![SymInt::int(0); ndim];
+        let mut st = vec![SymInt::int(0); ndim];
         for (i, (size, stride)) in op.sizes.iter().zip(op.strides).enumerate() {
             let broadcast = s.eq_int(size, 1) && !s.eq_int(&shape[offset + i], 1);
-            bs[offset + i] = if broadcast {
+            st[offset + i] = if broadcast {
                 SymInt::int(0)
             } else {
-                s.mul(stride, &SymInt::int(op.dtype.itemsize()))?
+                stride.clone()
             };
         }
-        byte_strides.push(bs);
+        strides.push(st);
     }
+    if strides.is_empty() {
+        return contiguous_strides(shape, s);
+    }
+    let all_contiguous = strides.iter().all(|st| is_contiguous(shape, st, s));
+    let all_channels_last = strides
+        .iter()
+        .all(|st| is_contiguous_as(shape, st, MemoryFormat::ChannelsLast, s));
+    if all_contiguous && !all_channels_last {
+        return contiguous_strides(shape, s);
+    }
+    if all_channels_last && !all_contiguous {
+        return format_strides(shape, MemoryFormat::ChannelsLast, s);
+    }
+    // perm[0] is the innermost dim (the refs sort back-to-front).
     let mut perm: Vec<usize> = (0..ndim).rev().collect();
     let should_swap = |d0: usize, d1: usize, s: &mut Sizes| -> i32 {
-        for bs in &byte_strides {
-            let (s0, s1) = (&bs[d0], &bs[d1]);
+        for st in &strides {
+            let (s0, s1) = (&st[d0], &st[d1]);
             if s.eq_int(s0, 0) || s.eq_int(s1, 0) {
                 continue;
             }

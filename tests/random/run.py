@@ -2,28 +2,41 @@
 """Differential run: random programs -> oracle (torch 2.7.1) vs tpi, per function.
 
     run.py [--seeds S1,S2] [--files N] [--per-file K] [--jobs J] [--no-gen] [--no-oracle]
+    run.py reduce FILE.tp FUNC 'CLASS' ['CLASS'...] [-o OUT.tp]
+    run.py regress
 
+The default command:
 1. gen.py writes gen/seed_S/gen_NNN.tp for each seed (skipped with --no-gen);
 2. the oracle writes gen/seed_S/gen_NNN.json beside each file (one process per file, J at
-   a time; a file whose .json is newer than its .tp is not rerun; --no-oracle
-   skips this step entirely);
-3. tpi (target/release/tpi, built beforehand) checks each file; when it fails on
-   a file as a whole (a crash), each function is checked alone;
-4. each function is compared with tp_compare.diff; gen/results.json keeps every
-   function's diff lines, and the summary (rates, mismatch classes with counts and
-   one example each) is printed and written to gen/summary.txt.
+   a time; a file whose .json is newer than its .tp is not rerun; --no-oracle skips this
+   step entirely);
+3. tpi (target/release/tpi, built beforehand) checks each file; when it fails on a file as a
+   whole (a crash), each function is checked alone;
+4. each function is compared with tp_compare.diff; gen/results.json keeps every function's
+   diff lines (and, for mismatches, the source, both sides' errors and a heuristic root
+   cause), and the summary (exact / metadata-only / eager-only rates, mismatches by root
+   cause and by normalised diff line) is printed and written to gen/summary.txt.
 
-Run it from anywhere; paths are relative to this file. Needs
-.venv-torch/bin/python for the oracle (the rest is plain Python 3).
+`reduce` shrinks one mismatching function while it keeps the given mismatch classes (it
+imports the oracle, so it re-executes itself under .venv-torch/bin/python). `regress` checks
+tpi on every regress_*.tp of this folder against its recorded .json.
+
+Paths are relative to this file; the oracle needs .venv-torch/bin/python, the rest is plain
+Python 3.
 """
 import argparse
+import ast
 import collections
 import concurrent.futures as cf
+import contextlib
+import copy
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -138,8 +151,16 @@ def root_cause(r):
         return "namedtuple-values"
     if "`tuple`" in tm and re.search(r"\.(max|min)\(\)|torch\.(max|min)\(\w+\)", src):
         return "max-min-full-reduction-tuple"
-    if _msg(r, "expected", "error").startswith("<weakref at"):
+    if _msg(r, "expected", "error").startswith("<weakref at") and _code(r, "actual", "error") != "other":
         return "inference-mode-keyerror"
+    if "where view" in om and "as_strided() call" in om:
+        return "as-strided-inside-mutated-view-chain"
+    if ".detach_()" in src and _code(r, "expected", "error") == "inplace-view-of-leaf" and \
+            _code(r, "actual", "error") is None:
+        return "detach_-then-mutate-older-view"
+    if ".set_(" in src and (_code(r, "expected", "error") != _code(r, "actual", "error")
+                            or "dynamic_dims" in diff):
+        return "set-stale-sizes"
     if "t() expects a tensor with <= 2 dimensions" in om:
         return "t-on-3d-code"
     if re.search(r"dim -?\d+ out of bounds|k not in range", _msg(r, "expected", "error")):
@@ -152,7 +173,8 @@ def root_cause(r):
         return "multi-output-view-of-nograd-base-code"
     if _code(r, "expected", "error") == "inplace-overlapping" and _code(r, "actual", "error") is None:
         return "expanded-unary-inplace-overlap"
-    if ".set_(" in src and _code(r, "expected", "error") != _code(r, "actual", "error"):
+    if ".set_(" in src and (_code(r, "expected", "error") != _code(r, "actual", "error")
+                            or "dynamic_dims" in diff):
         return "set-stale-sizes"
     if re.search(r"\.(unsqueeze_|squeeze_|t_|transpose_|swapdims_|as_strided_)\(", src) and \
             _code(r, "expected", "error") in ("dim-out-of-range", "other", "inplace-view-of-leaf") and \
@@ -169,7 +191,7 @@ def root_cause(r):
     if re.search(r"output_type: expected '(unsafe_view_alias|alias_of_intermediate\w*)', got 'non_alias'", diff) \
             and ("@" in src or "matmul" in src):
         return "batched-matmul-is-view"
-    if re.search(r"dynamic_dims|traced_tangents\[\d+\]\.(shape|stride)\[\d+\]: expected '|got '", diff) \
+    if re.search(r"dynamic_dims|traced_tangents\[\d+\]\.(shape|stride)\[\d+\]: expected ('|\d+, got ')", diff) \
             and re.search(r"Tensor\([^)]*[\"'][nm][\"']", src):
         return "symbolic-multi-output-or-slice-specialisation"
     if all(re.search(r"traced_tangents\[\d+\]\.stride", l) for l in r["diff"]):
@@ -181,6 +203,10 @@ def root_cause(r):
         return "eager-bool-sub"
     if _code(r, "expected", "error") == "dtype-cast" and _code(r, "actual", "error") == "inplace-broadcast":
         return "dtype-cast-before-broadcast"
+    if "index out of range in self" in om:
+        return "eager-literal-index-out-of-range"
+    if "AsStridedBackward0 returned an invalid gradient" in om:
+        return "eager-as-strided-backward-after-metadata-mutation"
     return "unclassified"
 
 
@@ -237,7 +263,238 @@ def run_dir(gdir, args):
     return results
 
 
+
+# ------------------------------------------------------------------ reducer (needs torch)
+KNOWN_NAMES = {"torch", "F", "Tensor", "custom_view", "range", "len", "tuple", "list", "min", "max", "abs", "int",
+               "float", "bool", "isinstance", "zip", "enumerate", "None", "True", "False"}
+
+
+def _tp_oracle():
+    sys.path.insert(0, os.path.dirname(ORACLE))
+    import tp_oracle  # noqa: E402  (imports torch: only the reducer needs it)
+    return tp_oracle
+
+
+def oracle_fn(source):
+    with tempfile.NamedTemporaryFile("w", suffix=".tp", delete=False) as fh:
+        fh.write(source)
+        path = fh.name
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            doc = _tp_oracle().run_file(path)
+    finally:
+        os.unlink(path)
+    return doc["functions"][0] if doc["functions"] else None
+
+
+def names_defined(tree):
+    """Every name the function reads is a parameter, bound before (roughly: anywhere) or a prelude name."""
+    fn = tree.body[-1]
+    bound = {a.arg for a in fn.args.args} | KNOWN_NAMES
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            bound.add(n.id)
+    return all(n.id in bound for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
+def check(source):
+    """(classes, diff lines) of the single function in source, or None if it is not a program."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    if not names_defined(tree):
+        return None
+    try:
+        exp = oracle_fn(source)
+    except Exception:
+        return None
+    if exp is None:
+        return None
+    doc, _ = run_tpi_source(source)
+    act = doc["functions"][0] if doc and doc.get("functions") else {"__crash__": "no output"}
+    full, _, _ = compare(exp, act)
+    return {norm_line(l) for l in full}, full, exp
+
+
+def candidates(tree):
+    """Smaller variants of the module's single function."""
+    fn = tree.body[-1]
+    # statement lists anywhere in the function: (owner, field)
+    lists = []
+
+    def walk(node):
+        for field in ("body", "orelse"):
+            seq = getattr(node, field, None)
+            if isinstance(seq, list) and seq and isinstance(seq[0], ast.stmt):
+                lists.append((node, field))
+                for s in seq:
+                    walk(s)
+    walk(fn)
+    for li, (owner, field) in enumerate(lists):
+        seq = getattr(owner, field)
+        for i in range(len(seq)):
+            if owner is fn and isinstance(seq[i], ast.Return):
+                continue
+            # delete the statement
+            t2 = copy.deepcopy(tree)
+            o2, _ = find(t2, li)
+            s2 = getattr(o2, field)
+            del s2[i]
+            if not s2:
+                s2.append(ast.Pass())
+            yield t2
+            # unwrap a with block
+            if isinstance(seq[i], ast.With):
+                t2 = copy.deepcopy(tree)
+                o2, _ = find(t2, li)
+                s2 = getattr(o2, field)
+                s2[i:i + 1] = s2[i].body
+                yield t2
+    # return items
+    ret = fn.body[-1]
+    if isinstance(ret, ast.Return) and ret.value is not None:
+        for path in elements(ret.value):
+            t2 = copy.deepcopy(tree)
+            r2 = t2.body[-1].body[-1]
+            if remove_element(r2, path):
+                yield t2
+    # unused parameters
+    src_body = "\n".join(ast.unparse(s) for s in fn.body)
+    names = {n.id for s in fn.body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    for i, a in enumerate(fn.args.args):
+        if a.arg not in names:
+            t2 = copy.deepcopy(tree)
+            f2 = t2.body[-1]
+            ndef = len(f2.args.defaults)
+            first_def = len(f2.args.args) - ndef
+            del f2.args.args[i]
+            if i >= first_def:
+                del f2.args.defaults[i - first_def]
+            yield t2
+    # annotation keywords and sizes
+    for i, a in enumerate(fn.args.args):
+        ann = a.annotation
+        if isinstance(ann, ast.Call):
+            for k in range(len(ann.keywords)):
+                t2 = copy.deepcopy(tree)
+                del t2.body[-1].args.args[i].annotation.keywords[k]
+                yield t2
+            for k, arg in enumerate(ann.args):
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, int) and arg.value > 2:
+                    for v in (1, 2):
+                        t2 = copy.deepcopy(tree)
+                        t2.body[-1].args.args[i].annotation.args[k] = ast.Constant(v)
+                        yield t2
+
+
+def find(tree, li):
+    fn = tree.body[-1]
+    lists = []
+
+    def walk(node):
+        for field in ("body", "orelse"):
+            seq = getattr(node, field, None)
+            if isinstance(seq, list) and seq and isinstance(seq[0], ast.stmt):
+                lists.append((node, field))
+                for s in seq:
+                    walk(s)
+    walk(fn)
+    return lists[li]
+
+
+def elements(node, path=()):
+    if isinstance(node, (ast.Tuple, ast.List)):
+        for i, e in enumerate(node.elts):
+            yield path + (i,)
+            yield from elements(e, path + (i,))
+
+
+def remove_element(ret, path):
+    node = ret.value
+    parent = None
+    for p in path[:-1]:
+        node = node.elts[p]
+    if not isinstance(node, (ast.Tuple, ast.List)) or len(node.elts) <= 1 and node is ret.value:
+        return False
+    del node.elts[path[-1]]
+    if node is ret.value and len(node.elts) == 1 and isinstance(node, ast.Tuple):
+        ret.value = node.elts[0]
+    return True
+
+
+def reduce(source, targets, verbose=True):
+    tree = ast.parse(source)
+    res = check(source)
+    if res is None or not targets <= res[0]:
+        raise SystemExit(f"the program does not show {targets}: {res and res[0]}")
+    changed = True
+    while changed:
+        changed = False
+        for cand in candidates(tree):
+            text = ast.unparse(cand) + "\n"
+            r = check(text)
+            if r is not None and targets <= r[0]:
+                tree = cand
+                changed = True
+                if verbose:
+                    print(f"  -> {len(text)} chars", file=sys.stderr)
+                break
+    text = ast.unparse(tree) + "\n"
+    return text, check(text)
+
+
+def reduce_main(argv):
+    """run.py reduce FILE.tp FUNC 'CLASS' ['CLASS'...] [-o OUT.tp]: a smaller program with the same mismatch.
+
+    CLASS is a normalised diff line as the summary prints it (e.g. ".error.code: expected
+    'other', got None"); every CLASS given is kept. Greedy passes over the AST until nothing
+    more can be removed: delete a statement (at any depth), unwrap a `with` block, drop a return
+    item, drop an unused parameter, drop a keyword of a Tensor(...) annotation, replace a size
+    by 1 or 2; a candidate that reads an unbound name is rejected. The oracle runs in-process.
+    """
+    ap = argparse.ArgumentParser(prog="run.py reduce", description=reduce_main.__doc__.splitlines()[0])
+    ap.add_argument("file")
+    ap.add_argument("func")
+    ap.add_argument("classes", nargs="+")
+    ap.add_argument("-o", "--out")
+    args = ap.parse_args(argv)
+    header, fns = split_functions(open(args.file).read())
+    src = "import torch\n\n" + dict(fns)[args.func]
+    text, (classes, full, exp) = reduce(src, set(args.classes))
+    print(text)
+    print("\n".join(full))
+    if args.out:
+        open(args.out, "w").write(text)
+
+
+def regress_main(argv):
+    """run.py regress: checks tpi on every regress_*.tp against its .json (same/diff per function)."""
+    bad = 0
+    for name in sorted(os.listdir(HERE)):
+        if not (name.startswith("regress_") and name.endswith(".tp")):
+            continue
+        path = os.path.join(HERE, name)
+        expected = json.load(open(path[:-3] + ".json"))
+        actual = run_tpi(path)
+        for fn in expected["functions"]:
+            d, _, _ = compare(fn, actual.get(fn["name"], {"__crash__": "missing"}))
+            bad += bool(d)
+            print(f"{name}:{fn['name']}: {'same' if not d else 'DIFF'}")
+            for line in d:
+                print("    " + line[:200])
+    sys.exit(1 if bad else 0)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "reduce":
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            os.execv(TORCH_PY, [TORCH_PY, os.path.abspath(__file__)] + sys.argv[1:])
+        return reduce_main(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "regress":
+        return regress_main(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0", help="comma-separated; each seed S uses gen/seed_S/")
     ap.add_argument("--files", type=int, default=20)
