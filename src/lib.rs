@@ -52,9 +52,29 @@ impl Outcome {
     }
 }
 
-/// Parses and analyses one source file.
-pub fn check(file: &SourceFile, options: &Options) -> Outcome {
-    match syntax::parser::parse_module(&file.text) {
+/// How long each stage of `check_with_timings` took.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    pub parse: std::time::Duration,
+    pub analysis: std::time::Duration,
+}
+
+/// `check`, also reporting how long parsing and analysis took.
+pub fn check_with_timings(file: &SourceFile, options: &Options) -> (Outcome, Timings) {
+    let started = std::time::Instant::now();
+    let parsed = syntax::parser::parse_module(&file.text);
+    let parse = started.elapsed();
+    let started = std::time::Instant::now();
+    let outcome = analyse_parsed(parsed, options);
+    let analysis = started.elapsed();
+    (outcome, Timings { parse, analysis })
+}
+
+fn analyse_parsed(
+    parsed: Result<syntax::ast::Module, Vec<Diagnostic>>,
+    options: &Options,
+) -> Outcome {
+    match parsed {
         Err(diagnostics) => Outcome {
             module: None,
             functions: Vec::new(),
@@ -69,4 +89,9 @@ pub fn check(file: &SourceFile, options: &Options) -> Outcome {
             }
         }
     }
+}
+
+/// Parses and analyses one source file.
+pub fn check(file: &SourceFile, options: &Options) -> Outcome {
+    analyse_parsed(syntax::parser::parse_module(&file.text), options)
 }

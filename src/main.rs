@@ -124,6 +124,10 @@ const EXIT_USAGE: u8 = 2;
 /// The stack of the thread that does the work.
 const WORKER_STACK_BYTES: usize = 256 << 20;
 
+/// mimalloc: the analysis allocates many small objects (shapes, nodes, AST).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let worker = std::thread::Builder::new()
@@ -220,89 +224,145 @@ fn render_all<'d>(file: &SourceFile, diagnostics: impl IntoIterator<Item = &'d D
     }
 }
 
+/// The outcome of checking one file: what goes to stdout and stderr, in order.
+struct Checked {
+    stdout: String,
+    stderr: String,
+    status: u8,
+}
+
 fn check(args: &CheckArgs) -> u8 {
     let options = Options {
         keep_input_mutations: !args.no_keep_input_mutations,
     };
-    let mut status = EXIT_OK;
     let several = args.files.len() > 1;
-    for path in &args.files {
-        let started = Instant::now();
-        let (name, bytes) = match read(path) {
-            Ok(read) => read,
-            Err(message) => {
-                eprintln!("{message}");
-                status = status.max(EXIT_USAGE);
-                continue;
-            }
-        };
-        let read_time = started.elapsed();
-        let (file, outcome) = match parser::decode_source(&name, bytes) {
-            (file, None) => {
-                let parse_time = if args.timings {
-                    let started = Instant::now();
-                    let _ = parser::parse_module(&file.text);
-                    Some(started.elapsed())
-                } else {
-                    None
-                };
-                let started = Instant::now();
-                let outcome = tpi::check(&file, &options);
-                if args.timings {
-                    eprintln!(
-                        "tpi: {}: read {:.2} ms, parse {:.2} ms, check (parse + analysis) {:.2} ms",
-                        file.name,
-                        read_time.as_secs_f64() * 1e3,
-                        parse_time.unwrap_or_default().as_secs_f64() * 1e3,
-                        started.elapsed().as_secs_f64() * 1e3
-                    );
+    let out_color = render::use_color(std::io::stdout().is_terminal());
+    let err_color = render::use_color(std::io::stderr().is_terminal());
+    // Files are independent: check them on every core, print in order.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(args.files.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Checked>>> = args
+        .files
+        .iter()
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(path) = args.files.get(i) else { break };
+                let checked = check_one(path, args, &options, several, out_color, err_color);
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = Some(checked);
                 }
-                (file, outcome)
-            }
-            (file, Some(diagnostic)) => {
-                let outcome = Outcome {
-                    module: None,
-                    functions: Vec::new(),
-                    diagnostics: vec![diagnostic],
-                };
-                (file, outcome)
-            }
-        };
-        if outcome.has_errors() {
-            status = status.max(EXIT_PROGRAM_ERROR);
+            });
         }
-        match args.format {
-            Format::Text => {
-                out(&tpi::report::text::file_report_styled(
-                    &file,
-                    &outcome,
-                    args.verbose,
-                    render::use_color(std::io::stdout().is_terminal()),
-                ));
-                let function_diagnostics = outcome.functions.iter().flat_map(|f| &f.diagnostics);
-                render_all(
-                    &file,
-                    outcome.diagnostics.iter().chain(function_diagnostics),
-                );
+    });
+    let mut status = EXIT_OK;
+    for slot in results {
+        let Some(checked) = slot.into_inner().ok().flatten() else {
+            eprintln!("tpi: internal error while checking a file (a bug in tpi: please report it)");
+            status = status.max(101);
+            continue;
+        };
+        out(&checked.stdout);
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(checked.stderr.as_bytes());
+        status = status.max(checked.status);
+    }
+    status
+}
+
+fn check_one(
+    path: &PathBuf,
+    args: &CheckArgs,
+    options: &Options,
+    several: bool,
+    out_color: bool,
+    err_color: bool,
+) -> Checked {
+    let mut checked = Checked {
+        stdout: String::new(),
+        stderr: String::new(),
+        status: EXIT_OK,
+    };
+    let started = Instant::now();
+    let (name, bytes) = match read(path) {
+        Ok(read) => read,
+        Err(message) => {
+            checked.stderr = message + "\n";
+            checked.status = EXIT_USAGE;
+            return checked;
+        }
+    };
+    let read_time = started.elapsed();
+    let (file, outcome, timings) = match parser::decode_source(&name, bytes) {
+        (file, None) => {
+            let (outcome, timings) = tpi::check_with_timings(&file, options);
+            (file, outcome, Some(timings))
+        }
+        (file, Some(diagnostic)) => {
+            let outcome = Outcome {
+                module: None,
+                functions: Vec::new(),
+                diagnostics: vec![diagnostic],
+            };
+            (file, outcome, None)
+        }
+    };
+    if outcome.has_errors() {
+        checked.status = EXIT_PROGRAM_ERROR;
+    }
+    let report_started = Instant::now();
+    match args.format {
+        Format::Text => {
+            checked.stdout =
+                tpi::report::text::file_report_styled(&file, &outcome, args.verbose, out_color);
+            let function_diagnostics = outcome.functions.iter().flat_map(|f| &f.diagnostics);
+            for diagnostic in outcome.diagnostics.iter().chain(function_diagnostics) {
+                checked
+                    .stderr
+                    .push_str(&render::render(diagnostic, &file, err_color));
             }
-            Format::Json => {
-                let document = tpi::report::json::file_document(&file, &outcome);
-                let text = if several {
-                    serde_json::to_string(&document)
-                } else {
-                    serde_json::to_string_pretty(&document)
-                };
-                match text {
-                    Ok(text) => out(&(text + "\n")),
-                    Err(error) => {
-                        eprintln!("tpi: cannot write the JSON of {}: {error}", file.name);
-                        status = status.max(EXIT_PROGRAM_ERROR);
-                    }
+        }
+        Format::Json => {
+            let document = tpi::report::json::file_document(&file, &outcome);
+            let text = if several {
+                serde_json::to_string(&document)
+            } else {
+                serde_json::to_string_pretty(&document)
+            };
+            match text {
+                Ok(text) => checked.stdout = text + "\n",
+                Err(error) => {
+                    checked.stderr =
+                        format!("tpi: cannot write the JSON of {}: {error}\n", file.name);
+                    checked.status = EXIT_PROGRAM_ERROR;
                 }
             }
         }
     }
-    status
+    if args.timings {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let t = timings.unwrap_or_default();
+        checked.stderr.push_str(&format!(
+            "tpi: {}: read {:.2} ms, parse {:.2} ms, analysis {:.2} ms, report {:.2} ms, total {:.2} ms\n",
+            file.name,
+            ms(read_time),
+            ms(t.parse),
+            ms(t.analysis),
+            ms(report_started.elapsed()),
+            ms(started.elapsed())
+        ));
+    }
+    // The process exits right after printing: tearing down the tree and the
+    // analysis state would cost as much as building them.
+    std::mem::forget(outcome);
+    std::mem::forget(file);
+    checked
 }
 
 fn test(args: TestArgs) -> u8 {

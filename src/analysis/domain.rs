@@ -294,7 +294,7 @@ pub struct SavedTensor {
 /// An autograd node (`grad_fn`).
 #[derive(Clone, Debug)]
 pub struct Node {
-    pub name: String,
+    pub name: &'static str,
     pub next: Vec<NodeId>,
     pub saved: Vec<SavedTensor>,
     /// A custom autograd.Function's node (BackwardCFunction).

@@ -122,7 +122,7 @@ impl Machine {
         if t.attr_version != current {
             if view.creation_meta != CreationMeta::Default {
                 let name = match t.grad_fn {
-                    Some(n) => self.nodes[n].name.clone(),
+                    Some(n) => self.nodes[n].name.to_string(),
                     None => "a view op".to_string(),
                 };
                 let index = t.output_index;
@@ -148,9 +148,9 @@ impl Machine {
         Ok(self.tensors[id].grad_fn)
     }
 
-    pub fn add_node(&mut self, name: &str, next: Vec<NodeId>, span: Span) -> NodeId {
+    pub fn add_node(&mut self, name: &'static str, next: Vec<NodeId>, span: Span) -> NodeId {
         self.nodes.push(Node {
-            name: name.to_string(),
+            name,
             next,
             saved: Vec::new(),
             custom: false,
@@ -254,7 +254,7 @@ impl Machine {
             }
         }
         let base = op.split('.').next().unwrap_or(op);
-        let node = self.add_node(&node_name(base), next, span);
+        let node = self.add_node(node_name(base), next, span);
         self.nodes[node].not_implemented = backward_not_implemented(base);
         for (k, &o) in outputs.iter().enumerate() {
             self.tensors[o].grad_fn = Some(node);
@@ -462,7 +462,7 @@ impl Machine {
         self.provenance.view(id, base);
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
-            let node = self.add_node(&node_name(op), base_fn.into_iter().collect(), span);
+            let node = self.add_node(node_name(op), base_fn.into_iter().collect(), span);
             self.tensors[id].grad_fn = Some(node);
         }
         Ok(id)
@@ -495,7 +495,7 @@ impl Machine {
         }
         if let Some(view) = &t.view {
             let name = match t.grad_fn {
-                Some(n) => self.nodes[n].name.clone(),
+                Some(n) => self.nodes[n].name,
                 None => node_name(view.op),
             };
             let index = t.output_index;
@@ -672,21 +672,34 @@ impl Machine {
     }
 }
 
-/// autograd's node name for an op (`mul` -> `MulBackward0`).
-pub fn node_name(op: &str) -> String {
-    let base = op.trim_end_matches('_');
-    let mut out = String::new();
-    let mut upper = true;
-    for c in base.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
+/// autograd's node name for an op (`mul` -> `MulBackward0`), interned: the
+/// names come from the op table, so the set is small.
+pub fn node_name(op: &str) -> &'static str {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static NAMES: RefCell<HashMap<String, &'static str>> = RefCell::new(HashMap::new());
     }
-    out.push_str("Backward0");
-    out
+    NAMES.with(|names| {
+        if let Some(n) = names.borrow().get(op) {
+            return *n;
+        }
+        let base = op.trim_end_matches('_');
+        let mut out = String::new();
+        let mut upper = true;
+        for c in base.chars() {
+            if c == '_' {
+                upper = true;
+            } else if upper {
+                out.extend(c.to_uppercase());
+                upper = false;
+            } else {
+                out.push(c);
+            }
+        }
+        out.push_str("Backward0");
+        let leaked: &'static str = Box::leak(out.into_boxed_str());
+        names.borrow_mut().insert(op.to_string(), leaked);
+        leaked
+    })
 }

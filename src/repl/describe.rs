@@ -261,7 +261,7 @@ impl<'p> Scope<'p> {
         let mut grad = yes_no(requires_grad).to_string();
         match m.grad_fn(id) {
             Ok(Some(node)) => {
-                let node_name = m.nodes.get(node).map_or("?", |n| n.name.as_str());
+                let node_name = m.nodes.get(node).map_or("?", |n| n.name);
                 let _ = write!(grad, ", grad_fn {node_name}, not a leaf");
             }
             Ok(None) => grad.push_str(", a leaf"),

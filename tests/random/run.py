@@ -149,7 +149,8 @@ def root_cause(r):
         return "tpi-crash"
     if "has no attribute `values`" in tm or "has no attribute `indices`" in tm:
         return "namedtuple-values"
-    if "`tuple`" in tm and re.search(r"\.(max|min)\(\)|torch\.(max|min)\(\w+\)", src):
+    if re.search(r"\.(max|min)\(\)|torch\.(max|min)\(\w+\)", src) and \
+            ("`tuple`" in tm or (_code(r, "actual", "error") == "other" and _code(r, "expected", "error") is None)):
         return "max-min-full-reduction-tuple"
     if _msg(r, "expected", "error").startswith("<weakref at") and _code(r, "actual", "error") != "other":
         return "inference-mode-keyerror"
@@ -171,7 +172,7 @@ def root_cause(r):
     if "A view was created in no_grad mode" in om and "multiple views" in om and \
             "inplace-multi-output-view" in (_code(r, "actual", "error"), _code(r, "actual", "forward_error")):
         return "multi-output-view-of-nograd-base-code"
-    if _code(r, "expected", "error") == "inplace-overlapping" and _code(r, "actual", "error") is None:
+    if _code(r, "expected", "error") == "inplace-overlapping" and _code(r, "actual", "error") != "inplace-overlapping":
         return "expanded-unary-inplace-overlap"
     if ".set_(" in src and (_code(r, "expected", "error") != _code(r, "actual", "error")
                             or "dynamic_dims" in diff):
@@ -194,7 +195,15 @@ def root_cause(r):
     if re.search(r"dynamic_dims|traced_tangents\[\d+\]\.(shape|stride)\[\d+\]: expected ('|\d+, got ')", diff) \
             and re.search(r"Tensor\([^)]*[\"'][nm][\"']", src):
         return "symbolic-multi-output-or-slice-specialisation"
-    if all(re.search(r"traced_tangents\[\d+\]\.stride", l) for l in r["diff"]):
+    strides = [re.match(r"\$\.traced_tangents\[(\d+)\]\.stride\[(\d+)\]", l) for l in r["diff"]]
+    if strides and all(strides):
+        shapes = r["expected"].get("tangent_shapes", [])
+        if all(int(m.group(1)) < len(shapes) and shapes[int(m.group(1))][int(m.group(2))] == 1 for m in strides):
+            return "size-1-dim-strides"
+        if "softmax" in src:
+            return "softmax-contiguous"
+        if ".zero_()" in src:
+            return "zero_-contiguous"
         return "tangent-strides"
     if "inplace-view-of-leaf" == _code(r, "expected", "forward_error") and \
             _code(r, "actual", "forward_error") == "inplace-leaf":
@@ -205,8 +214,10 @@ def root_cause(r):
         return "dtype-cast-before-broadcast"
     if "index out of range in self" in om:
         return "eager-literal-index-out-of-range"
-    if "AsStridedBackward0 returned an invalid gradient" in om:
-        return "eager-as-strided-backward-after-metadata-mutation"
+    if re.search(r"Backward0 returned an invalid gradient", om):
+        return "eager-backward-after-no-grad-metadata-mutation"
+    if _code(r, "expected", "forward_error") is None and _code(r, "actual", "forward_error") == "inplace-overlapping":
+        return "eager-copy-same-data-shortcut"
     return "unclassified"
 
 
@@ -253,7 +264,8 @@ def run_dir(gdir, args):
             if full:
                 r["source"] = sources.get(fn["name"], "")
                 r["expected"] = {"error": strip(fn.get("error")),
-                                 "eager": {k: strip(v) for k, v in fn["eager"].items()}}
+                                 "eager": {k: strip(v) for k, v in fn["eager"].items()},
+                                 "tangent_shapes": [t["shape"] for t in fn.get("traced_tangents", [])]}
                 r["actual"] = {"error": strip(act.get("error")),
                                "eager": {k: strip(v) for k, v in (act.get("eager") or {}).items()},
                                "crash": act.get("__crash__")}
