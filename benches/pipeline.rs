@@ -31,7 +31,7 @@ pub fn generate(statements: usize) -> String {
     );
     let mut live: Vec<String> = vec!["x".into()];
     for i in 0..statements {
-        if rng.next() % 10 == 0 {
+        if rng.next().is_multiple_of(10) {
             text.push_str(&format!("    w[{}].add_(1)\n", i % 8));
             continue;
         }
