@@ -120,6 +120,22 @@ fn conformance_corpus_passes() {
     );
 }
 
+/// The examples a newcomer runs first say in their comments what tpi
+/// reports; their expected files are PyTorch's answers (the oracle), so
+/// the comments cannot drift from the truth unnoticed.
+#[test]
+fn examples_match_pytorch() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let results = run(&root);
+    let totals = testing::Totals::of(&results);
+    assert!(
+        totals.passed == results.len(),
+        "examples/ must match their expected files; {}:\n{}",
+        totals.summary(),
+        reports(&results)
+    );
+}
+
 #[test]
 fn oracle_corpus_has_no_regressions() {
     let root = corpus("oracle");
