@@ -593,11 +593,19 @@ pub fn tensor_attr(
     attr_span: Span,
     span: Span,
 ) -> R<Value> {
-    let tt = it.m.t(t).clone();
+    // Methods are the common case: no need to look at the tensor for them.
+    if !matches!(attr, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") && OpTable::get().lookup(attr).is_some_and(|o| o.method) {
+        return Ok(Value::Method {
+            receiver: Box::new(Value::Tensor(t)),
+            name: Rc::from(attr),
+        });
+    }
+    let tt = it.m.t(t);
+    let (ndim, dtype) = (tt.sizes.len(), tt.dtype);
     Ok(match attr {
         "shape" => Value::tuple(tt.sizes.iter().cloned().map(Value::Int).collect()),
-        "ndim" => Value::int(tt.sizes.len() as i64),
-        "dtype" => Value::Dtype(tt.dtype),
+        "ndim" => Value::int(ndim as i64),
+        "dtype" => Value::Dtype(dtype),
         "requires_grad" => Value::Bool(it.m.requires_grad(t)),
         "is_leaf" => Value::Bool(it.m.is_leaf(t).map_err(|e| op_error(e, span))?),
         "grad_fn" => {
