@@ -1885,19 +1885,19 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                             format!("chunk expects `chunks` to be greater than 0, got: {chunks}"),
                         ));
                     }
-                    let n = it.m.sizes.concrete(&size, "chunk")?;
-                    let each = (n + chunks - 1) / chunks;
-                    split_sizes(n, each.max(1))
+                    if size.is_symbolic() {
+                        // chunk is split(ceil(size / chunks)): symbolic piece sizes.
+                        let c = SymInt::int(chunks);
+                        let each = it.m.sizes.floordiv(&it.m.sizes.add(&size, &SymInt::int(chunks - 1))?, &c)?;
+                        symbolic_split(it, &size, &each)?
+                    } else {
+                        let n = it.m.sizes.concrete(&size, "chunk")?;
+                        let each = (n + chunks - 1) / chunks;
+                        split_sizes(n, each.max(1))
+                    }
                 }
                 (_, Value::Int(s)) if size.is_symbolic() && s.as_int().is_some_and(|e| e > 0) => {
-                    // The number of pieces is guarded from the hint; the last piece stays symbolic.
-                    let each = s.as_int().unwrap_or(1);
-                    let hint = it.m.sizes.env.hint(&size).unwrap_or(each);
-                    let k = ((hint + each - 1) / each).max(1);
-                    let mut parts = vec![SymInt::int(each); (k - 1) as usize];
-                    let used = SymInt::int(each * (k - 1));
-                    parts.push(it.m.sizes.sub(&size, &used)?);
-                    parts
+                    symbolic_split(it, &size, s)?
                 }
                 (_, Value::Int(s)) => {
                     let n = it.m.sizes.concrete(&size, "split")?;
@@ -1950,6 +1950,29 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "tensor_split" => {
             // CompositeImplicitAutograd: plain slices, not a multi-output view.
             multi = false;
+            if let (Value::Int(k), true) = (a.get("indices_or_sections"), size.is_symbolic()) {
+                // Sections of a symbolic dim: size // k each, one more for the
+                // first size % k pieces (guarded, as PyTorch's loop does).
+                let k = it.m.sizes.concrete(k, "tensor_split")?;
+                if k <= 0 {
+                    return Err(oe("split", format!("number of sections must be larger than 0, got {k}")));
+                }
+                let ks = SymInt::int(k);
+                let min = it.m.sizes.floordiv(&size, &ks)?;
+                let extra = size.modulo(&ks)?;
+                let mut start = SymInt::int(0);
+                for i in 0..k {
+                    let piece = if it.m.sizes.lt(&SymInt::int(i), &extra) { it.m.sizes.add(&min, &SymInt::int(1))? } else { min.clone() };
+                    let end = it.m.sizes.add(&start, &piece)?;
+                    metas.push(slice_meta(it, &t, d, Some(start.clone()), Some(end.clone()), 1, true)?);
+                    start = end;
+                }
+                let outs: Vec<Value> = metas
+                    .into_iter()
+                    .map(|m| it.m.view_of(me, m, "slice", false, true, span).map(Value::Tensor))
+                    .collect::<OpResult<_>>()?;
+                return Ok(Value::tuple(outs));
+            }
             let n = it.m.sizes.concrete(&size, "tensor_split")?;
             let bounds: Vec<i64> = match a.get("indices_or_sections") {
                 Value::Int(s) => {
@@ -2027,6 +2050,27 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
     }
     Ok(Value::tuple(outs))
+}
+
+/// `split(each)` of a symbolic dim: the number of pieces,
+/// `ceil(size / each)`, is decided from the hints (PyTorch guards on it
+/// without fixing the size); every piece has `each` elements but the last,
+/// which has the rest.
+fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Vec<SymInt>> {
+    let hint_each = it.m.sizes.env.hint(each).unwrap_or(1).max(1);
+    let hint_size = it.m.sizes.env.hint(size).unwrap_or(hint_each);
+    let k = ((hint_size + hint_each - 1) / hint_each).max(1);
+    let count = it.m.sizes.floordiv(&it.m.sizes.add(size, &it.m.sizes.sub(each, &SymInt::int(1))?)?, each)?;
+    if count.is_symbolic() {
+        let fact = format!("{} == {k}", it.m.sizes.env.display(&count));
+        if !it.m.sizes.assumptions.contains(&fact) {
+            it.m.sizes.assumptions.push(fact);
+        }
+    }
+    let mut parts = vec![each.clone(); (k - 1) as usize];
+    let used = it.m.sizes.mul(each, &SymInt::int(k - 1))?;
+    parts.push(it.m.sizes.sub(size, &used)?);
+    Ok(parts)
 }
 
 fn split_sizes(n: i64, each: i64) -> Vec<SymInt> {
