@@ -320,7 +320,7 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
                     it.m.tensors[o].grad_fn = None;
                 }
             }
-            Ok(if outs.len() == 1 && !returns_tuple(op.name) {
+            Ok(if outs.len() == 1 {
                 Value::Tensor(outs[0])
             } else {
                 Value::tuple(outs.into_iter().map(Value::Tensor).collect())
@@ -329,9 +329,6 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
     }
 }
 
-fn returns_tuple(op: &str) -> bool {
-    matches!(op, "sort" | "topk" | "max" | "min")
-}
 
 fn make_view(
     it: &mut Interp,
@@ -344,6 +341,8 @@ fn make_view(
     it.m.view_of(base, meta, op, false, autograd_view, span)
         .map_err(|e| op_error(e, span))
 }
+
+// ---------------------------------------------------------------- dtypes
 
 // ---------------------------------------------------------------- dtypes
 

@@ -1169,6 +1169,10 @@ impl<'a> Interp<'a> {
                     name: Rc::from(attr),
                 })
             }
+            // torch.return_types (max(dim), sort, topk, …): (values, indices).
+            Value::Tuple(items) if items.len() == 2 && matches!(attr, "values" | "indices") => {
+                Ok(items[usize::from(attr == "indices")].clone())
+            }
             Value::Tuple(_) if matches!(attr, "index" | "count") => Ok(Value::Method {
                 receiver: Box::new(v.clone()),
                 name: Rc::from(attr),
