@@ -2445,6 +2445,16 @@ fn inplace_result(
 }
 
 fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    if it.m.mode == Mode::Analysis && it.m.inference_mode {
+        let me = a.tensor("self")?;
+        if !it.m.t(me).is_inference {
+            return Err(oe(
+                "other",
+                "PyTorch's metadata analysis fails on an in-place metadata change of a normal tensor under inference_mode (KeyError in functionalization)",
+            )
+            .help("change the metadata outside the inference_mode block"));
+        }
+    }
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
     it.m.check_inplace(me, &[])?;

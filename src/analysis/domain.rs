@@ -247,6 +247,8 @@ pub struct Tensor {
     pub view: Option<ViewInfo>,
     /// functionalization's multi-output-view flag (unbind/split/chunk).
     pub multi_output_view: bool,
+    /// Made by a view op (functionalization's view of another tensor; `detach` too).
+    pub functional_view: bool,
     /// This object is the wrapper of input `i`.
     pub input_index: Option<usize>,
     /// An input that required grad when the analysis wrapped it: its

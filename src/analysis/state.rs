@@ -192,6 +192,7 @@ impl Machine {
             attr_version: 0,
             view: None,
             multi_output_view: false,
+            functional_view: false,
             input_index: None,
             analysis_input_grad: false,
             storage_changed: false,
@@ -449,6 +450,7 @@ impl Machine {
             attr_version: version_now,
             view,
             multi_output_view: multi_output || b.multi_output_view,
+            functional_view: true,
             input_index: None,
             analysis_input_grad: false,
             storage_changed: false,
@@ -583,6 +585,7 @@ impl Machine {
         others: &[(&str, Option<TensorId>)],
         span: Span,
     ) -> OpResult<()> {
+        self.check_inference_mutation(target)?;
         let t = self.tensors[target].clone();
         if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
             return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
@@ -625,6 +628,22 @@ impl Machine {
                 tt.grad_fn = Some(node);
                 tt.attr_version = v;
             }
+        }
+        Ok(())
+    }
+
+    /// PyTorch 2.7.1's analysis fails (KeyError on a storage weakref) when,
+    /// under inference_mode, a view of a normal tensor is written in place or a
+    /// normal tensor's metadata is changed in place: functionalization replays
+    /// views there. Writing a base tensor itself is fine.
+    pub fn check_inference_mutation(&self, target: TensorId) -> OpResult<()> {
+        let t = &self.tensors[target];
+        if self.mode == Mode::Analysis && self.inference_mode && !t.is_inference && t.functional_view {
+            return Err(OpError::new(
+                "other",
+                "PyTorch's metadata analysis fails on an in-place write to a view of a normal tensor under inference_mode (KeyError in functionalization)",
+            )
+            .help("do the in-place op outside the inference_mode block, or on a clone"));
         }
         Ok(())
     }
