@@ -903,6 +903,18 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if let Value::Int(o) = a.get("storage_offset") {
                 meta.offset = o.clone();
             }
+            if it.m.mode == Mode::Eager {
+                let available = it.m.storages[t.storage].nbytes.as_ref().and_then(|n| n.as_int());
+                let needed = crate::analysis::state::extent(&meta.sizes, &meta.strides, &meta.offset).map(|e| e * t.dtype.itemsize());
+                if let (Some(have), Some(need)) = (available, needed) {
+                    if need > have {
+                        return Err(oe(
+                            "other",
+                            format!("setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(&meta.sizes), show(&meta.strides), meta.offset, t.dtype.itemsize()),
+                        ));
+                    }
+                }
+            }
         }
         "expand" | "expand_as" => {
             let target = if rule == "expand_as" {
@@ -2345,6 +2357,9 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     if checks_overlap(it, op.name, &a) {
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
+        for &o in &other_ids {
+            it.m.check_no_partial_overlap(me, o).map_err(|e| op_error(e, span))?;
+        }
     }
     let name = if op.name.ends_with('_') {
         op.name.to_string()
@@ -3015,6 +3030,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         if rule == "unary_float" && matches!(op.name, "relu" | "hardtanh") {
             p.dtype = it.m.t(a.tensor("self")?).dtype;
+        }
+        if matches!(op.name, "sub" | "subtract" | "rsub" | "sub_" | "subtract_") && it.m.mode == Mode::Eager {
+            let is_bool = |v: &Value| matches!(v, Value::Tensor(t) if it.m.t(*t).dtype == DType::Bool);
+            if is_bool(a.get("self")) || is_bool(a.get("other")) {
+                return Err(oe("other", "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
+            }
         }
         if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
             return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));

@@ -177,7 +177,8 @@ impl Machine {
 
     /// A fresh tensor with its own storage and no autograd history.
     pub fn fresh(&mut self, meta: Meta, span: Span, op: &'static str) -> TensorId {
-        let storage = self.new_storage(None);
+        let nbytes = extent(&meta.sizes, &meta.strides, &SymInt::int(0)).map(|e| e * meta.dtype.itemsize());
+        let storage = self.new_storage(nbytes.map(SymInt::int));
         let version = self.new_version();
         self.tensors.push(Tensor {
             sizes: meta.sizes,
@@ -632,6 +633,44 @@ impl Machine {
         Ok(())
     }
 
+    /// `assert_no_partial_overlap(self, other)`: the written tensor and an
+    /// input share some, but not all, of their memory. Only certain when both
+    /// are dense and non-overlapping with concrete layouts (PyTorch's
+    /// `get_overlap_status`); anything else is "too hard" and passes.
+    pub fn check_no_partial_overlap(&mut self, target: TensorId, other: TensorId) -> OpResult<()> {
+        if target == other {
+            return Ok(());
+        }
+        let (a, b) = (self.tensors[target].clone(), self.tensors[other].clone());
+        if a.storage != b.storage {
+            return Ok(());
+        }
+        if !shape::is_non_overlapping_and_dense(&a.sizes, &a.strides, &mut self.sizes)
+            || !shape::is_non_overlapping_and_dense(&b.sizes, &b.strides, &mut self.sizes)
+        {
+            return Ok(());
+        }
+        let range = |t: &Tensor| -> Option<(i64, i64)> {
+            let numel = t.sizes.iter().try_fold(1i64, |acc, s| acc.checked_mul(s.as_int()?))?;
+            let begin = t.offset.as_int()?;
+            Some((begin, begin + numel))
+        };
+        let (Some((ab, ae)), Some((bb, be))) = (range(&a), range(&b)) else { return Ok(()) };
+        if ab == ae || bb == be {
+            return Ok(());
+        }
+        let partial = if ab == bb && ae == be { a.strides != b.strides } else { ab < be && bb < ae };
+        if partial {
+            return Err(OpError::new(
+                "other",
+                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.",
+            )
+            .label(b.origin, format!("this input (made by `{}`) shares memory with the written tensor", b.origin_op))
+            .help("clone() the input before the in-place op"));
+        }
+        Ok(())
+    }
+
     /// PyTorch 2.7.1's analysis fails (KeyError on a storage weakref) when,
     /// under inference_mode, a view of a normal tensor is written in place or a
     /// normal tensor's metadata is changed in place: functionalization replays
@@ -689,6 +728,20 @@ impl Machine {
     pub fn numel(&self, id: TensorId) -> OpResult<SymInt> {
         self.sizes.prod(&self.tensors[id].sizes)
     }
+}
+
+/// The number of elements a layout reaches (offset + 1 + sum((size-1)*stride)),
+/// when concrete; 0 for an empty tensor.
+pub fn extent(sizes: &[SymInt], strides: &[SymInt], offset: &SymInt) -> Option<i64> {
+    let mut end = offset.as_int()?;
+    for (size, stride) in sizes.iter().zip(strides) {
+        let (n, st) = (size.as_int()?, stride.as_int()?);
+        if n == 0 {
+            return Some(0);
+        }
+        end = end.checked_add((n - 1).checked_mul(st)?)?;
+    }
+    end.checked_add(1)
 }
 
 /// autograd's node name for an op (`mul` -> `MulBackward0`), interned: the
