@@ -1588,8 +1588,11 @@ fn apply_slicing(
                 if step <= 0 {
                     return Err(err("value", "step must be greater than zero", span));
                 }
+                // applySlice returns `self` only when the slice is exactly
+                // `0:length:1`; an open `x[:]` has stop = sys.maxsize, so it
+                // is a real slice.
                 let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
-                    && b.as_ref().is_none_or(|x| it.m.sizes.le(&tt.sizes[dim], x))
+                    && b.as_ref().is_some_and(|x| it.m.sizes.eq(&tt.sizes[dim], x))
                     && step == 1;
                 if !full || single {
                     let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false)
