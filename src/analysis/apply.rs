@@ -3244,6 +3244,22 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // The analysis's decompositions promote mixed dtypes.
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
             let meta = contiguous(it, sizes, dtype)?;
+            let (d1, d2) = (t.sizes.len(), ot.sizes.len());
+            if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, &t, &ot, me.unwrap_or(o), o) {
+                // torch._decomp's matmul, batched path:
+                // `tensor1_expanded.bmm(tensor2_expanded).view(output_shape)`, a view of
+                // an intermediate (eager's C++ uses _unsafe_view instead).
+                let named = named_inputs(a);
+                let n = if d1 >= 2 { t.sizes[d1 - 2].clone() } else { SymInt::int(1) };
+                let p = if d2 >= 2 { ot.sizes[d2 - 1].clone() } else { SymInt::int(1) };
+                let batch_dims = meta.sizes.len() - usize::from(d1 >= 2) - usize::from(d2 >= 2);
+                let batch = it.m.sizes.prod(&meta.sizes[..batch_dims])?;
+                let bmm_meta = contiguous(it, vec![batch, n, p], dtype)?;
+                let tmp = it.m.fresh(bmm_meta, span, "bmm");
+                it.m.record_history("matmul", false, &named, &[tmp], span)?;
+                let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
+                return Ok((vec![], vec![], Some(Value::Tensor(v))));
+            }
             Ok((vec![meta], vec![me, Some(o)], None))
         }
         "addmm" | "baddbmm" => {
@@ -3845,6 +3861,36 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let dtype = autocast_dtype(it, "einsum").unwrap_or(dtype);
     let meta = it.m.contiguous_meta(out, dtype)?;
     Ok((vec![meta], ops.iter().map(|&o| Some(o)).collect(), None))
+}
+
+/// torch._decomp's `should_fold`: a >=3-d operand times a <=2-d one is
+/// folded into one mm/mv (no view of the result) when the smaller operand
+/// requires grad, or when the larger one's batch dims can be flattened.
+fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
+    let (t1, t2_dim, t2_grad) = if a.sizes.len() >= b.sizes.len() {
+        (a.clone(), b.sizes.len(), it.m.requires_grad(b_id))
+    } else {
+        // (tensor2.mT, tensor1.mT): the smaller is now tensor1.
+        let mut t = b.clone();
+        let n = t.sizes.len();
+        t.sizes.swap(n - 1, n - 2);
+        t.strides.swap(n - 1, n - 2);
+        (t, a.sizes.len(), it.m.requires_grad(a_id))
+    };
+    if !(t1.sizes.len() >= 3 && t2_dim <= 2) {
+        return false;
+    }
+    if t2_grad {
+        return true;
+    }
+    if a.sizes.len() == 2 {
+        return false;
+    }
+    let n = t1.sizes.len();
+    (0..n - 2).all(|i| match t1.strides[i + 1].mul(&t1.sizes[i + 1]) {
+        Ok(p) => it.m.sizes.eq(&t1.strides[i], &p),
+        Err(_) => false,
+    })
 }
 
 /// The output subscripts of an einsum: explicit, or the letters used once, sorted.
