@@ -1805,6 +1805,23 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 };
                 expand_geometry(it, &probe, &ds).map_err(|e| op_error(e, span))?;
             }
+            // copy_to: a value of another shape is first viewed without its
+            // leading 1s and expanded to the destination (a view of it).
+            let v = if !vs.is_empty() && vs != ds {
+                let trimmed: Vec<Value> = vs.iter().skip_while(|s| s.as_int() == Some(1)).cloned().map(Value::Int).collect();
+                let viewed = if trimmed.len() == vs.len() {
+                    Value::Tensor(v)
+                } else {
+                    it.call_op("view", vec![Value::Tensor(v), Value::tuple(trimmed)], Vec::new(), span)?
+                };
+                let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
+                match it.call_op("expand", vec![viewed, Value::tuple(sizes)], Vec::new(), span)? {
+                    Value::Tensor(e) => e,
+                    _ => v,
+                }
+            } else {
+                v
+            };
             let same = it.m.t(v).sizes == it.m.t(dst).sizes;
             if !same && it.m.t(v).sizes.is_empty() {
                 it.call_op(
@@ -2266,6 +2283,11 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Vec<SymInt>, span: Span) -> 
 fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
     match op {
         "copy_" => true,
+        // Unary in-place ops keep their TensorIterator meta under the analysis.
+        _ if it.m.mode == Mode::Analysis => {
+            matches!(a.op.rule, "unary" | "unary_float" | "unary_bool" | "unary_int")
+                || (a.op.rule == "clamp" && !["min", "max"].iter().any(|k| matches!(a.get(k), Value::Tensor(_))))
+        }
         "fill_" => it.m.mode == Mode::Eager && matches!(a.get("value"), Value::Tensor(_)),
         "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_"
         | "index_put_" | "index_add_" | "index_copy_" | "index_fill_" | "masked_fill_"
@@ -2360,8 +2382,12 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     if checks_overlap(it, op.name, &a) {
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
-        for &o in &other_ids {
-            it.m.check_no_partial_overlap(me, o).map_err(|e| op_error(e, span))?;
+        // Partial overlap with an input: eager kernels only (the analysis accepts
+        // these); fill_ with an aliasing value clones it first.
+        if it.m.mode == Mode::Eager && op.name != "fill_" {
+            for &o in &other_ids {
+                it.m.check_no_partial_overlap(me, o).map_err(|e| op_error(e, span))?;
+            }
         }
     }
     let name = if op.name.ends_with('_') {

@@ -147,6 +147,13 @@ def root_cause(r):
     om = " ".join(_msg(r, "expected", w) for w in ("error", "forward_error", "backward_error"))
     if r["actual"].get("crash"):
         return "tpi-crash"
+    if "refer to a single memory location" in tm and not (
+            "refer to a single memory location" in _msg(r, "expected", "forward_error")
+            and _code(r, "expected", "error") == _code(r, "actual", "error")):
+        return "partial-overlap-overapplied"
+    if "KeyError in functionalization" in _msg(r, "actual", "error") and \
+            _code(r, "expected", "error") != "other":
+        return "inference-mode-keyerror-overapplied"
     if "has no attribute `values`" in tm or "has no attribute `indices`" in tm:
         return "namedtuple-values"
     if re.search(r"\.(max|min)\(\)|torch\.(max|min)\(\w+\)", src) and \
