@@ -302,8 +302,9 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
         OpClass::Autograd => autograd_op(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Creation => creation(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Functional => {
-            let (metas, _, result_fixups) =
-                functional(it, op, &a, span).map_err(|e| op_error(e, span))?;
+            let (metas, _, result_fixups) = functional(it, op, &a, span)
+                .map_err(|e| analysis_wording(it, op, e))
+                .map_err(|e| op_error(e, span))?;
             if let Some(v) = result_fixups {
                 return Ok(v);
             }
@@ -328,7 +329,6 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
         }
     }
 }
-
 
 fn make_view(
     it: &mut Interp,
@@ -593,7 +593,9 @@ pub fn tensor_attr(
     span: Span,
 ) -> R<Value> {
     // Methods are the common case: no need to look at the tensor for them.
-    if !matches!(attr, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") && OpTable::get().lookup(attr).is_some_and(|o| o.method) {
+    if !matches!(attr, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH")
+        && OpTable::get().lookup(attr).is_some_and(|o| o.method)
+    {
         return Ok(Value::Method {
             receiver: Box::new(Value::Tensor(t)),
             name: Rc::from(attr),
@@ -904,8 +906,13 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 meta.offset = o.clone();
             }
             if it.m.mode == Mode::Eager {
-                let available = it.m.storages[t.storage].nbytes.as_ref().and_then(|n| n.as_int());
-                let needed = crate::analysis::state::extent(&meta.sizes, &meta.strides, &meta.offset).map(|e| e * t.dtype.itemsize());
+                let available = it.m.storages[t.storage]
+                    .nbytes
+                    .as_ref()
+                    .and_then(|n| n.as_int());
+                let needed =
+                    crate::analysis::state::extent(&meta.sizes, &meta.strides, &meta.offset)
+                        .map(|e| e * t.dtype.itemsize());
                 if let (Some(have), Some(need)) = (available, needed) {
                     if need > have {
                         return Err(oe(
@@ -938,7 +945,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         "t" => {
             if nd > 2 {
                 return Err(oe(
-                    "dim-out-of-range",
+                    "other",
                     format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
                 ));
             }
@@ -1808,14 +1815,29 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             // copy_to: a value of another shape is first viewed without its
             // leading 1s and expanded to the destination (a view of it).
             let v = if !vs.is_empty() && vs != ds {
-                let trimmed: Vec<Value> = vs.iter().skip_while(|s| s.as_int() == Some(1)).cloned().map(Value::Int).collect();
+                let trimmed: Vec<Value> = vs
+                    .iter()
+                    .skip_while(|s| s.as_int() == Some(1))
+                    .cloned()
+                    .map(Value::Int)
+                    .collect();
                 let viewed = if trimmed.len() == vs.len() {
                     Value::Tensor(v)
                 } else {
-                    it.call_op("view", vec![Value::Tensor(v), Value::tuple(trimmed)], Vec::new(), span)?
+                    it.call_op(
+                        "view",
+                        vec![Value::Tensor(v), Value::tuple(trimmed)],
+                        Vec::new(),
+                        span,
+                    )?
                 };
                 let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
-                match it.call_op("expand", vec![viewed, Value::tuple(sizes)], Vec::new(), span)? {
+                match it.call_op(
+                    "expand",
+                    vec![viewed, Value::tuple(sizes)],
+                    Vec::new(),
+                    span,
+                )? {
                     Value::Tensor(e) => e,
                     _ => v,
                 }
@@ -1919,7 +1941,9 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     if size.is_symbolic() {
                         // chunk is split(ceil(size / chunks)): symbolic piece sizes.
                         let c = SymInt::int(chunks);
-                        let each = it.m.sizes.floordiv(&it.m.sizes.add(&size, &SymInt::int(chunks - 1))?, &c)?;
+                        let each =
+                            it.m.sizes
+                                .floordiv(&it.m.sizes.add(&size, &SymInt::int(chunks - 1))?, &c)?;
                         symbolic_split(it, &size, &each)?
                     } else {
                         let n = it.m.sizes.concrete(&size, "chunk")?;
@@ -1938,7 +1962,12 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                     if each == 0 {
                         if n != 0 {
-                            return Err(oe("split", "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_string() + &n.to_string()));
+                            let code = if it.m.mode == Mode::Analysis {
+                                "other"
+                            } else {
+                                "split"
+                            };
+                            return Err(oe(code, "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_string() + &n.to_string()));
                         }
                         vec![SymInt::int(0)]
                     } else {
@@ -1986,21 +2015,39 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // first size % k pieces (guarded, as PyTorch's loop does).
                 let k = it.m.sizes.concrete(k, "tensor_split")?;
                 if k <= 0 {
-                    return Err(oe("split", format!("number of sections must be larger than 0, got {k}")));
+                    return Err(oe(
+                        "split",
+                        format!("number of sections must be larger than 0, got {k}"),
+                    ));
                 }
                 let ks = SymInt::int(k);
                 let min = it.m.sizes.floordiv(&size, &ks)?;
                 let extra = size.modulo(&ks)?;
                 let mut start = SymInt::int(0);
                 for i in 0..k {
-                    let piece = if it.m.sizes.lt(&SymInt::int(i), &extra) { it.m.sizes.add(&min, &SymInt::int(1))? } else { min.clone() };
+                    let piece = if it.m.sizes.lt(&SymInt::int(i), &extra) {
+                        it.m.sizes.add(&min, &SymInt::int(1))?
+                    } else {
+                        min.clone()
+                    };
                     let end = it.m.sizes.add(&start, &piece)?;
-                    metas.push(slice_meta(it, &t, d, Some(start.clone()), Some(end.clone()), 1, true)?);
+                    metas.push(slice_meta(
+                        it,
+                        &t,
+                        d,
+                        Some(start.clone()),
+                        Some(end.clone()),
+                        1,
+                        true,
+                    )?);
                     start = end;
                 }
                 let outs: Vec<Value> = metas
                     .into_iter()
-                    .map(|m| it.m.view_of(me, m, "slice", false, true, span).map(Value::Tensor))
+                    .map(|m| {
+                        it.m.view_of(me, m, "slice", false, true, span)
+                            .map(Value::Tensor)
+                    })
                     .collect::<OpResult<_>>()?;
                 return Ok(Value::tuple(outs));
             }
@@ -2091,7 +2138,12 @@ fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Vec
     let hint_each = it.m.sizes.env.hint(each).unwrap_or(1).max(1);
     let hint_size = it.m.sizes.env.hint(size).unwrap_or(hint_each);
     let k = ((hint_size + hint_each - 1) / hint_each).max(1);
-    let count = it.m.sizes.floordiv(&it.m.sizes.add(size, &it.m.sizes.sub(each, &SymInt::int(1))?)?, each)?;
+    let count = it.m.sizes.floordiv(
+        &it.m
+            .sizes
+            .add(size, &it.m.sizes.sub(each, &SymInt::int(1))?)?,
+        each,
+    )?;
     if count.is_symbolic() {
         let fact = format!("{} == {k}", it.m.sizes.env.display(&count));
         if !it.m.sizes.assumptions.contains(&fact) {
@@ -2285,8 +2337,13 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
         "copy_" => true,
         // Unary in-place ops keep their TensorIterator meta under the analysis.
         _ if it.m.mode == Mode::Analysis => {
-            matches!(a.op.rule, "unary" | "unary_float" | "unary_bool" | "unary_int")
-                || (a.op.rule == "clamp" && !["min", "max"].iter().any(|k| matches!(a.get(k), Value::Tensor(_))))
+            matches!(
+                a.op.rule,
+                "unary" | "unary_float" | "unary_bool" | "unary_int"
+            ) || (a.op.rule == "clamp"
+                && !["min", "max"]
+                    .iter()
+                    .any(|k| matches!(a.get(k), Value::Tensor(_))))
         }
         "fill_" => it.m.mode == Mode::Eager && matches!(a.get("value"), Value::Tensor(_)),
         "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_"
@@ -2386,7 +2443,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         // these); fill_ with an aliasing value clones it first.
         if it.m.mode == Mode::Eager && op.name != "fill_" {
             for &o in &other_ids {
-                it.m.check_no_partial_overlap(me, o).map_err(|e| op_error(e, span))?;
+                it.m.check_no_partial_overlap(me, o)
+                    .map_err(|e| op_error(e, span))?;
             }
         }
     }
@@ -3060,8 +3118,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         if rule == "unary_float" && matches!(op.name, "relu" | "hardtanh") {
             p.dtype = it.m.t(a.tensor("self")?).dtype;
         }
-        if matches!(op.name, "sub" | "subtract" | "rsub" | "sub_" | "subtract_") && it.m.mode == Mode::Eager {
-            let is_bool = |v: &Value| matches!(v, Value::Tensor(t) if it.m.t(*t).dtype == DType::Bool);
+        if matches!(op.name, "sub" | "subtract" | "rsub" | "sub_" | "subtract_")
+            && it.m.mode == Mode::Eager
+        {
+            let is_bool =
+                |v: &Value| matches!(v, Value::Tensor(t) if it.m.t(*t).dtype == DType::Bool);
             if is_bool(a.get("self")) || is_bool(a.get("other")) {
                 return Err(oe("other", "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
             }
@@ -3887,6 +3948,19 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let dtype = autocast_dtype(it, "einsum").unwrap_or(dtype);
     let meta = it.m.contiguous_meta(out, dtype)?;
     Ok((vec![meta], ops.iter().map(|&o| Some(o)).collect(), None))
+}
+
+/// Under the analysis these ops' range checks come from Python meta
+/// functions whose messages the oracle's table files under `other`.
+fn analysis_wording(it: &Interp, op: &OpDef, e: OpError) -> OpError {
+    let reworded = it.m.mode == Mode::Analysis
+        && matches!(op.rule, "argmax" | "topk" | "gather")
+        && matches!(e.code, "dim-out-of-range" | "index-out-of-range");
+    if reworded {
+        OpError { code: "other", ..e }
+    } else {
+        e
+    }
 }
 
 /// torch._decomp's `should_fold`: a >=3-d operand times a <=2-d one is

@@ -177,7 +177,8 @@ impl Machine {
 
     /// A fresh tensor with its own storage and no autograd history.
     pub fn fresh(&mut self, meta: Meta, span: Span, op: &'static str) -> TensorId {
-        let nbytes = extent(&meta.sizes, &meta.strides, &SymInt::int(0)).map(|e| e * meta.dtype.itemsize());
+        let nbytes =
+            extent(&meta.sizes, &meta.strides, &SymInt::int(0)).map(|e| e * meta.dtype.itemsize());
         let storage = self.new_storage(nbytes.map(SymInt::int));
         let version = self.new_version();
         self.tensors.push(Tensor {
@@ -651,15 +652,24 @@ impl Machine {
             return Ok(());
         }
         let range = |t: &Tensor| -> Option<(i64, i64)> {
-            let numel = t.sizes.iter().try_fold(1i64, |acc, s| acc.checked_mul(s.as_int()?))?;
+            let numel = t
+                .sizes
+                .iter()
+                .try_fold(1i64, |acc, s| acc.checked_mul(s.as_int()?))?;
             let begin = t.offset.as_int()?;
             Some((begin, begin + numel))
         };
-        let (Some((ab, ae)), Some((bb, be))) = (range(&a), range(&b)) else { return Ok(()) };
+        let (Some((ab, ae)), Some((bb, be))) = (range(&a), range(&b)) else {
+            return Ok(());
+        };
         if ab == ae || bb == be {
             return Ok(());
         }
-        let partial = if ab == bb && ae == be { a.strides != b.strides } else { ab < be && bb < ae };
+        let partial = if ab == bb && ae == be {
+            a.strides != b.strides
+        } else {
+            ab < be && bb < ae
+        };
         if partial {
             return Err(OpError::new(
                 "other",
@@ -677,7 +687,11 @@ impl Machine {
     /// views there. Writing a base tensor itself is fine.
     pub fn check_inference_mutation(&self, target: TensorId) -> OpResult<()> {
         let t = &self.tensors[target];
-        if self.mode == Mode::Analysis && self.inference_mode && !t.is_inference && t.functional_view {
+        if self.mode == Mode::Analysis
+            && self.inference_mode
+            && !t.is_inference
+            && t.functional_view
+        {
             return Err(OpError::new(
                 "other",
                 "PyTorch's metadata analysis fails on an in-place write to a view of a normal tensor under inference_mode (KeyError in functionalization)",
