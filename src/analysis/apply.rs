@@ -2145,10 +2145,9 @@ fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Vec
         each,
     )?;
     if count.is_symbolic() {
-        let fact = format!("{} == {k}", it.m.sizes.env.display(&count));
-        if !it.m.sizes.assumptions.contains(&fact) {
-            it.m.sizes.assumptions.push(fact);
-        }
+        // The number of outputs must be an int: PyTorch guards `count == k`,
+        // which fixes the size when the equation is solvable (split(1)).
+        it.m.sizes.eq(&count, &SymInt::int(k));
     }
     let mut parts = vec![each.clone(); (k - 1) as usize];
     let used = it.m.sizes.mul(each, &SymInt::int(k - 1))?;
