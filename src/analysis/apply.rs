@@ -1767,6 +1767,24 @@ fn advanced_index(
     Ok(Value::Tensor(out))
 }
 
+/// ATen's `copy_to`: `copy_` when the shapes agree or the value has dims,
+/// `fill_` for a 0-d value into a tensor with dims.
+fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()> {
+    let same = it.m.t(value).sizes == it.m.t(dst).sizes;
+    let op = if !same && it.m.t(value).sizes.is_empty() {
+        "fill_"
+    } else {
+        "copy_"
+    };
+    it.call_op(
+        op,
+        vec![Value::Tensor(dst), Value::Tensor(value)],
+        Vec::new(),
+        span,
+    )?;
+    Ok(())
+}
+
 pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
     let items = parse_index(it, idx, span)?;
     let (dst, advanced) = apply_slicing(it, t, &items, span, false)?;
@@ -1844,22 +1862,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             } else {
                 v
             };
-            let same = it.m.t(v).sizes == it.m.t(dst).sizes;
-            if !same && it.m.t(v).sizes.is_empty() {
-                it.call_op(
-                    "fill_",
-                    vec![Value::Tensor(dst), Value::Tensor(v)],
-                    Vec::new(),
-                    span,
-                )?;
-            } else {
-                it.call_op(
-                    "copy_",
-                    vec![Value::Tensor(dst), Value::Tensor(v)],
-                    Vec::new(),
-                    span,
-                )?;
-            }
+            copy_to(it, dst, v, span)?;
         }
         other => {
             if scalar_dtype(&other).is_none() {
@@ -1878,21 +1881,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 dtype,
             };
             let value = it.m.fresh(meta, span, "scalar_tensor");
-            if it.m.t(dst).sizes.is_empty() {
-                it.call_op(
-                    "copy_",
-                    vec![Value::Tensor(dst), Value::Tensor(value)],
-                    Vec::new(),
-                    span,
-                )?;
-            } else {
-                it.call_op(
-                    "fill_",
-                    vec![Value::Tensor(dst), Value::Tensor(value)],
-                    Vec::new(),
-                    span,
-                )?;
-            }
+            copy_to(it, dst, value, span)?;
         }
     }
     Ok(())

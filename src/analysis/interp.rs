@@ -59,7 +59,8 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
     Diagnostic::error(code, msg, span)
 }
 
-const BUILTINS: &[&str] = &[
+/// Python builtins and prelude functions in scope in every function.
+pub const BUILTINS: &[&str] = &[
     "len",
     "range",
     "min",

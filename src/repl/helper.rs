@@ -73,47 +73,11 @@ const TORCH_ATTRIBUTES: &[&str] = &[
     "Tensor",
 ];
 
-/// Names always in scope.
+/// Names always in scope besides the builtins (`crate::analysis::interp::BUILTINS`):
+/// the prelude modules and Python's keywords.
 const PRELUDE: &[&str] = &[
-    "torch",
-    "F",
-    "nn",
-    "Tensor",
-    "custom_view",
-    "len",
-    "range",
-    "min",
-    "max",
-    "abs",
-    "int",
-    "float",
-    "bool",
-    "tuple",
-    "list",
-    "isinstance",
-    "zip",
-    "enumerate",
-    "sum",
-    "reversed",
-    "True",
-    "False",
-    "None",
-    "def",
-    "return",
-    "with",
-    "for",
-    "in",
-    "if",
-    "elif",
-    "else",
-    "assert",
-    "pass",
-    "import",
-    "from",
-    "and",
-    "or",
-    "not",
-    "is",
+    "torch", "F", "nn", "True", "False", "None", "def", "return", "with", "for", "in", "if",
+    "elif", "else", "assert", "pass", "import", "from", "and", "or", "not", "is",
 ];
 
 /// The REPL's line-editor helper.
@@ -204,6 +168,11 @@ pub fn complete(line: &str, pos: usize, names: &[String]) -> (usize, Vec<String>
     } else {
         candidates.extend(names.iter().cloned());
         candidates.extend(PRELUDE.iter().map(|s| s.to_string()));
+        candidates.extend(
+            crate::analysis::interp::BUILTINS
+                .iter()
+                .map(|s| s.to_string()),
+        );
     }
     candidates.retain(|c| c.starts_with(word) && !c.is_empty());
     candidates.sort();

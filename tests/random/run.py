@@ -179,6 +179,8 @@ def root_cause(r):
     if "A view was created in no_grad mode" in om and "multiple views" in om and \
             "inplace-multi-output-view" in (_code(r, "actual", "error"), _code(r, "actual", "forward_error")):
         return "multi-output-view-of-nograd-base-code"
+    if _code(r, "expected", "error") is None and _code(r, "actual", "error") == "inplace-overlapping":
+        return "expanded-inplace-overlap-overapplied"
     if _code(r, "expected", "error") == "inplace-overlapping" and _code(r, "actual", "error") != "inplace-overlapping":
         return "expanded-unary-inplace-overlap"
     if ".set_(" in src and (_code(r, "expected", "error") != _code(r, "actual", "error")
