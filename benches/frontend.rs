@@ -9,6 +9,11 @@
 //! does not count; else wall-clock time.
 
 use std::hint::black_box;
+
+/// The allocator the CLI uses (see src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::{Duration, Instant};
 use tpi::syntax::{lexer::Layout, parser};
 

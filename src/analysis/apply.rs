@@ -2325,13 +2325,15 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
         "copy_" => true,
         // Unary in-place ops keep their TensorIterator meta under the analysis.
         _ if it.m.mode == Mode::Analysis => {
-            matches!(
+            (matches!(
                 a.op.rule,
                 "unary" | "unary_float" | "unary_bool" | "unary_int"
-            ) || (a.op.rule == "clamp"
-                && !["min", "max"]
-                    .iter()
-                    .any(|k| matches!(a.get(k), Value::Tensor(_))))
+            ) && a.op.name != "relu_")
+                || (a.op.name == "pow_" && !matches!(a.get("exponent"), Value::Tensor(_)))
+                || (a.op.rule == "clamp"
+                    && !["min", "max"]
+                        .iter()
+                        .any(|k| matches!(a.get(k), Value::Tensor(_))))
         }
         "fill_" => it.m.mode == Mode::Eager && matches!(a.get("value"), Value::Tensor(_)),
         "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_"

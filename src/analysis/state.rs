@@ -438,7 +438,10 @@ impl Machine {
         };
         // In the analysis, a view made outside inference_mode of an inference
         // tensor is a normal functional tensor.
-        let is_inference = self.inference_mode || (b.is_inference && self.mode == Mode::Eager);
+        // Only tensors allocated under inference_mode are inference tensors: a
+        // view is one when its base is (in the analysis, only while still
+        // inside inference_mode).
+        let is_inference = b.is_inference && (self.mode == Mode::Eager || self.inference_mode);
         self.tensors.push(Tensor {
             sizes: meta.sizes,
             strides: meta.strides,
