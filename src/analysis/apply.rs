@@ -2328,7 +2328,7 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
             (matches!(
                 a.op.rule,
                 "unary" | "unary_float" | "unary_bool" | "unary_int"
-            ) && a.op.name != "relu_")
+            ) && a.op.name.trim_end_matches('_') != "relu")
                 || (a.op.name == "pow_" && !matches!(a.get("exponent"), Value::Tensor(_)))
                 || (a.op.rule == "clamp"
                     && !["min", "max"]
@@ -3267,7 +3267,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if dtype.is_integral() {
                 return Err(oe("other", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", torch_type_name(dtype))));
             }
-            let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
+            // softmax's decomposition starts with x.contiguous(); log_softmax keeps the layout.
+            let strides = if op.name == "softmax" {
+                shape::contiguous_strides(&t.sizes, &mut it.m.sizes)?
+            } else {
+                shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
+            };
             Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], vec![me], None))
         }
         "sort" | "argsort" => {

@@ -279,6 +279,8 @@ pub struct FunctionalStorage {
     pub nbytes: Option<SymInt>,
     /// The input that owns it, if any.
     pub input: Option<usize>,
+    /// The last write was zero_/fill_ (functionalized to a fresh contiguous value).
+    pub last_write_fills: bool,
     /// Spans of the ops that mutated it (provenance).
     pub mutated_at: Vec<Span>,
 }

@@ -795,7 +795,22 @@ pub fn collect(
         // view(t.shape), then contiguous(memory_format=suggest_memory_format(t)).
         // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
         // to the same shape).
-        let strides = tt.strides.clone();
+        let mut strides = tt.strides.clone();
+        if let TangentFor::Input(_) = for_ {
+            // A mutated input's tangent is the functional result of its last
+            // write: zero_/fill_ become aten.zero/fill (a contiguous new_empty),
+            // other ops give fresh strides to size-1 dims.
+            strides = if m.storages[tt.storage].last_write_fills {
+                shape::contiguous_strides(&tt.sizes, &mut m.sizes)?
+            } else {
+                shape::like_strides(
+                    &tt.sizes,
+                    &tt.strides,
+                    crate::analysis::domain::MemoryFormat::Preserve,
+                    &mut m.sizes,
+                )?
+            };
+        }
         let fmt = shape::suggest_memory_format(&tt.sizes, &strides, &mut m.sizes);
         let strides = if shape::is_contiguous_as(&tt.sizes, &strides, fmt, &mut m.sizes) {
             strides

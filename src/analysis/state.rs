@@ -601,6 +601,8 @@ impl Machine {
         if !self.grad_enabled || self.inference_mode {
             st.mutations_no_grad += 1;
         }
+        st.last_write_fills = matches!(op, "zero_" | "fill_");
+
         st.mutated_at.push(span);
         self.version_spans[t.version] = Some(span);
         let mut inputs: Vec<(&str, Option<TensorId>)> = vec![("self", Some(target))];

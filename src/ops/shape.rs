@@ -635,7 +635,14 @@ pub fn like_strides(
     match format {
         MemoryFormat::Preserve => {
             if is_non_overlapping_and_dense(sizes, strides, s) {
-                Ok(strides.to_vec())
+                // torch._refs' empty_like: the layout's dim order, with fresh
+                // strides for size-1 dims.
+                let me = IterOperand {
+                    sizes,
+                    strides,
+                    dtype: DType::F32,
+                };
+                iterator_output_strides(sizes, &[me], s)
             } else {
                 let f = suggest_memory_format(sizes, strides, s);
                 format_strides(sizes, f, s)
