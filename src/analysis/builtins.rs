@@ -121,7 +121,7 @@ pub fn call_builtin(
             } else {
                 (start - stop - step - 1).max(0) / -step
             };
-            if count > 10_000_000 {
+            if count > super::interp::MAX_LOOP as i64 {
                 return Err(err(
                     "limit",
                     format!("range of {count} items is too long to unroll"),

@@ -17,7 +17,11 @@ pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> 
     let mut run = run_function(functions, def, Mode::Eager);
     let outputs = match run.outputs {
         // Eager PyTorch reads the data tpi does not know: no prediction.
-        Err(d) if d.code == "data-dependent" => return EagerPrediction::default(),
+        // tpi's own limits (unrolling, symbolic arithmetic) say nothing about
+        // what eager PyTorch would do either.
+        Err(d) if matches!(d.code, "data-dependent" | "limit" | "symbolic") => {
+            return EagerPrediction::default()
+        }
         Err(d) => {
             return EagerPrediction {
                 forward_error: Some(d),

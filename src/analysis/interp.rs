@@ -18,11 +18,13 @@ use std::rc::Rc;
 pub type R<T> = Result<T, Diagnostic>;
 
 /// At most this many statements and expressions per function run.
-const MAX_STEPS: u64 = 50_000_000;
+const MAX_STEPS: u64 = 20_000_000;
 /// At most this many nested helper calls.
 const MAX_CALL_DEPTH: usize = 200;
 /// At most this many iterations of one unrolled loop.
-const MAX_LOOP: usize = 10_000_000;
+pub const MAX_LOOP: usize = 1_000_000;
+/// At most this many tensors per run (bounds memory: a few hundred bytes each).
+const MAX_TENSORS: usize = 5_000_000;
 
 pub enum Flow {
     Next,
@@ -95,6 +97,14 @@ impl<'a> Interp<'a> {
 
     fn step(&mut self, span: Span) -> R<()> {
         self.steps += 1;
+        if self.m.tensors.len() > MAX_TENSORS {
+            return Err(err(
+                "limit",
+                format!("the program makes more than {MAX_TENSORS} tensors"),
+                span,
+            )
+            .with_help("tpi unrolls loops and inlines calls; make the loops smaller"));
+        }
         if self.steps > MAX_STEPS {
             return Err(err(
                 "limit",
