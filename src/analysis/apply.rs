@@ -2539,7 +2539,8 @@ fn inplace_result(
 fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     if it.m.mode == Mode::Analysis && it.m.inference_mode {
         let me = a.tensor("self")?;
-        if !it.m.t(me).is_inference {
+        // Seen for input wrappers; intermediates pass (tests/random/REPORT.md).
+        if !it.m.t(me).is_inference && it.m.t(me).input_index.is_some() {
             return Err(oe(
                 "other",
                 "PyTorch's metadata analysis fails on an in-place metadata change of a normal tensor under inference_mode (KeyError in functionalization)",

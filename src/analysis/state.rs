@@ -508,6 +508,24 @@ impl Machine {
             let index = t.output_index;
             match view.creation_meta {
                 CreationMeta::Default => {}
+                // handle_view_on_rebase: a multi-output or custom-Function view
+                // without a grad_fn was made where nothing required grad, and
+                // autograd words it as a view created in no_grad mode.
+                CreationMeta::MultipleOutputs | CreationMeta::InCustomFunction
+                    if t.grad_fn.is_none() =>
+                {
+                    let suffix = if view.creation_meta == CreationMeta::MultipleOutputs {
+                        " This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."
+                    } else {
+                        " This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."
+                    };
+                    return Err(OpError::new(
+                        "inplace-view-other",
+                        format!("A view was created in no_grad mode and is being modified inplace with grad mode enabled.{suffix}"),
+                    )
+                    .label(view.span, format!("made here by `{}`", view.op))
+                    .help("use the out-of-place op, or clone the view first"));
+                }
                 CreationMeta::MultipleOutputs => {
                     return Err(OpError::new(
                         "inplace-multi-output-view",
