@@ -72,11 +72,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_eager_misc.tp:index_select_literal_out_of_range",
         "unmodelled, see the comment",
     ),
-    // the CreationMeta of a split piece of a base that does not require grad, written with an operand that does: PyTorch reports the indirect rebase error
-    (
-        "random/regress_eager_misc.tp:split_piece_of_nograd_base_with_grad_operand",
-        "unmodelled, see the comment",
-    ),
     // error-code ordering and meta checks not modelled: dtype before broadcast, scatter's dim check, sort accepting a bad dim
     (
         "random/regress_error_codes.tp:int_add_float_bad_broadcast",
@@ -95,11 +90,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
     (
         "random/regress_inference_mode_keyerror.tp:base_registered_first_ok",
-        "unmodelled, see the comment",
-    ),
-    // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
-    (
-        "random/regress_inference_mode_keyerror.tp:base_registered_then_unsqueeze_ok",
         "unmodelled, see the comment",
     ),
     // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
