@@ -1981,20 +1981,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     parts
                 }
             };
-            let mut start = SymInt::int(0);
-            for s in sizes {
-                let end = it.m.sizes.add(&start, &s)?;
-                metas.push(slice_meta(
-                    it,
-                    &t,
-                    d,
-                    Some(start.clone()),
-                    Some(end.clone()),
-                    1,
-                    true,
-                )?);
-                start = end;
-            }
+            metas = consecutive_slices(it, &t, d, &sizes)?;
         }
         "tensor_split" => {
             // CompositeImplicitAutograd: plain slices, not a multi-output view.
@@ -2012,25 +1999,15 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let ks = SymInt::int(k);
                 let min = it.m.sizes.floordiv(&size, &ks)?;
                 let extra = size.modulo(&ks)?;
-                let mut start = SymInt::int(0);
+                let mut pieces = Vec::new();
                 for i in 0..k {
-                    let piece = if it.m.sizes.lt(&SymInt::int(i), &extra) {
+                    pieces.push(if it.m.sizes.lt(&SymInt::int(i), &extra) {
                         it.m.sizes.add(&min, &SymInt::int(1))?
                     } else {
                         min.clone()
-                    };
-                    let end = it.m.sizes.add(&start, &piece)?;
-                    metas.push(slice_meta(
-                        it,
-                        &t,
-                        d,
-                        Some(start.clone()),
-                        Some(end.clone()),
-                        1,
-                        true,
-                    )?);
-                    start = end;
+                    });
                 }
+                metas = consecutive_slices(it, &t, d, &pieces)?;
                 let outs: Vec<Value> = metas
                     .into_iter()
                     .map(|m| {
@@ -2117,6 +2094,31 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
     }
     Ok(Value::tuple(outs))
+}
+
+/// The views of dim `d` cut into consecutive pieces of these lengths.
+fn consecutive_slices(
+    it: &mut Interp,
+    t: &Tensor,
+    d: usize,
+    pieces: &[SymInt],
+) -> OpResult<Vec<Meta>> {
+    let mut metas = Vec::with_capacity(pieces.len());
+    let mut start = SymInt::int(0);
+    for piece in pieces {
+        let end = it.m.sizes.add(&start, piece)?;
+        metas.push(slice_meta(
+            it,
+            t,
+            d,
+            Some(start.clone()),
+            Some(end.clone()),
+            1,
+            true,
+        )?);
+        start = end;
+    }
+    Ok(metas)
 }
 
 /// `split(each)` of a symbolic dim: the number of pieces,

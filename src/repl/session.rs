@@ -468,10 +468,27 @@ impl Session {
         shows_value: bool,
     ) -> Result<(Summary, String), String> {
         let program = Session::program(candidate, fresh_from, None, Some(input));
+        self.run_program(&program, |module, functions, def, run| {
+            self.describe_run(&program, module, functions, def, run, shows_value)
+        })
+    }
+
+    /// Parses `program`, runs its session function under the analysis and,
+    /// when the run succeeded, hands everything to `f`.
+    fn run_program<T>(
+        &self,
+        program: &Program,
+        f: impl FnOnce(
+            &Module,
+            &std::collections::HashMap<String, &FunctionDef>,
+            &FunctionDef,
+            &mut Run,
+        ) -> Result<T, String>,
+    ) -> Result<T, String> {
         let module = parser::parse_module(&program.file.text).map_err(|diagnostics| {
             diagnostics
                 .iter()
-                .map(|d| self.render(&program, d))
+                .map(|d| self.render(program, d))
                 .collect::<String>()
         })?;
         let functions = analysis::function_table(&module);
@@ -480,8 +497,21 @@ impl Session {
         };
         let mut run = run_function(&functions, def, Mode::Analysis);
         if let Err(d) = &run.outputs {
-            return Err(self.render(&program, d));
+            return Err(self.render(program, d));
         }
+        f(&module, &functions, def, &mut run)
+    }
+
+    /// What the newest input did, from the run of the session including it.
+    fn describe_run(
+        &self,
+        program: &Program,
+        module: &Module,
+        functions: &std::collections::HashMap<String, &FunctionDef>,
+        def: &FunctionDef,
+        run: &mut Run,
+        shows_value: bool,
+    ) -> Result<(Summary, String), String> {
         let fresh_span = Span::new(program.fresh.start, program.fresh.end);
         let meta = meta::collect(
             &mut run.interp.m,
@@ -490,8 +520,8 @@ impl Session {
             self.options.keep_input_mutations,
             None,
         )
-        .map_err(|e| self.render(&program, &op_error(e, fresh_span)))?;
-        let summary = summarise(&program, &module, &run, &meta);
+        .map_err(|e| self.render(program, &op_error(e, fresh_span)))?;
+        let summary = summarise(program, module, run, &meta);
         let mut text = String::new();
         if shows_value {
             if let Some(named) = summary.names.get("_") {
@@ -501,14 +531,14 @@ impl Session {
             }
         }
         text.push_str(&changes(&self.state.summary, &summary));
-        let prediction = eager::predict(&functions, def);
+        let prediction = eager::predict(functions, def);
         if let Some(d) = prediction
             .forward_error
             .filter(|d| program.is_fresh(d.primary.span))
         {
             let mut warning = d;
             warning.severity = Severity::Warning;
-            text.push_str(&self.render(&program, &warning));
+            text.push_str(&self.render(program, &warning));
         }
         Ok((summary, text))
     }
@@ -588,21 +618,7 @@ impl Session {
     /// Runs the session as it stands and hands the run to `f`.
     fn with_run<T>(&self, f: impl FnOnce(&Program, &mut Run) -> T) -> Result<T, String> {
         let program = Session::program(&self.state, self.state.body.len(), None, None);
-        let module = parser::parse_module(&program.file.text).map_err(|diagnostics| {
-            diagnostics
-                .iter()
-                .map(|d| self.render(&program, d))
-                .collect::<String>()
-        })?;
-        let functions = analysis::function_table(&module);
-        let Some(def) = functions.get(SESSION_FUNCTION).copied() else {
-            return Err("tpi: internal error: the session function is missing\n".to_string());
-        };
-        let mut run = run_function(&functions, def, Mode::Analysis);
-        if let Err(d) = &run.outputs {
-            return Err(self.render(&program, d));
-        }
-        Ok(f(&program, &mut run))
+        self.run_program(&program, |_, _, _, run| Ok(f(&program, run)))
     }
 
     /// `:info NAME` (or every local name without one).
