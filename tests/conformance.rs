@@ -32,32 +32,26 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_analysis_view_errors.tp:as_strided_after_transpose_mutated",
         "unmodelled, see the comment",
     ),
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
         "random/regress_analysis_view_errors.tp:as_strided_after_unsqueeze_mutated",
         "unmodelled, see the comment",
     ),
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
         "random/regress_analysis_view_errors.tp:detach_inplace_then_mutate_older_view",
         "unmodelled, see the comment",
     ),
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
         "random/regress_view_replay.tp:diagonal_then_set_",
         "unmodelled, see the comment",
     ),
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
         "random/regress_view_replay.tp:swapdims_then_as_strided_",
         "unmodelled, see the comment",
     ),
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
         "random/regress_view_replay.tp:transpose_then_unsqueeze_",
         "unmodelled, see the comment",
     ),
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
         "random/regress_eager_misc.tp:as_strided_view_then_unsqueeze_no_grad",
         "unmodelled, see the comment",
@@ -67,7 +61,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_eager_misc.tp:as_strided_out_of_bounds_write",
         "unmodelled, see the comment",
     ),
-    // needs tensor data or storage bounds tpi does not track (a literal index value, a write past as_strided's storage)
     (
         "random/regress_eager_misc.tp:index_select_literal_out_of_range",
         "unmodelled, see the comment",
@@ -77,12 +70,10 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_error_codes.tp:int_add_float_bad_broadcast",
         "unmodelled, see the comment",
     ),
-    // error-code ordering and meta checks not modelled: dtype before broadcast, scatter's dim check, sort accepting a bad dim
     (
         "random/regress_error_codes.tp:scatter_bad_dim",
         "unmodelled, see the comment",
     ),
-    // error-code ordering and meta checks not modelled: dtype before broadcast, scatter's dim check, sort accepting a bad dim
     (
         "random/regress_error_codes.tp:sort_bad_dim_accepted",
         "unmodelled, see the comment",
@@ -92,22 +83,18 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_inference_mode_keyerror.tp:base_registered_first_ok",
         "unmodelled, see the comment",
     ),
-    // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
     (
         "random/regress_inference_mode_keyerror.tp:data_op_after_metadata_mutation",
         "unmodelled, see the comment",
     ),
-    // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
     (
         "random/regress_inference_mode_keyerror.tp:data_op_after_unsqueeze_of_0d",
         "unmodelled, see the comment",
     ),
-    // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
     (
         "random/regress_inference_mode_keyerror.tp:registration_persists_across_blocks_ok",
         "unmodelled, see the comment",
     ),
-    // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
     (
         "random/regress_inference_mode_keyerror.tp:view_of_inference_base_ok",
         "unmodelled, see the comment",
@@ -117,27 +104,22 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_set_stale_sizes.tp:set_then_batched_matmul",
         "unmodelled, see the comment",
     ),
-    // after set_(), later ops see the wrapper's stale sizes in some cases but not others; the rule is not pinned down yet
     (
         "random/regress_set_stale_sizes.tp:set_then_reshape_numel",
         "unmodelled, see the comment",
     ),
-    // after set_(), later ops see the wrapper's stale sizes in some cases but not others; the rule is not pinned down yet
     (
         "random/regress_set_stale_sizes.tp:set_then_reshape_transposed",
         "unmodelled, see the comment",
     ),
-    // after set_(), later ops see the wrapper's stale sizes in some cases but not others; the rule is not pinned down yet
     (
         "random/regress_set_stale_sizes.tp:set_then_setitem",
         "unmodelled, see the comment",
     ),
-    // after set_(), later ops see the wrapper's stale sizes in some cases but not others; the rule is not pinned down yet
     (
         "random/regress_set_stale_sizes.tp:set_then_unsqueeze_",
         "unmodelled, see the comment",
     ),
-    // after set_(), later ops see the wrapper's stale sizes in some cases but not others; the rule is not pinned down yet
     (
         "random/regress_set_stale_sizes.tp:set_to_scalar_then_return",
         "unmodelled, see the comment",
@@ -147,7 +129,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_symbolic_sizes.tp:slice_at_hint_keeps_symbol",
         "unmodelled, see the comment",
     ),
-    // guards that fix a symbol: a slice bound equal to the hint keeps it symbolic in PyTorch, mutating an unbind piece specialises it
     (
         "random/regress_symbolic_sizes.tp:unbind_piece_mutated_specialises",
         "unmodelled, see the comment",
