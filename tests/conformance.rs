@@ -1,31 +1,9 @@
-//! The project's corpora through `tpi test`'s own library code
-//! (`tpi::testing`), so that users and we share one implementation.
-//!
-//! - `tests/conformance/` (a copy of the shared corpus) must pass entirely.
-//! - `tests/oracle/` (more programs with PyTorch's answers, recursively:
-//!   `no_keep/` has a `tpi-test.flags` file) must pass except for the
-//!   known failures listed below. A function that fails and is not listed
-//!   fails the test, and so does a listed one that passes again, so that
-//!   the list stays honest. A `.tp` without its `.json` fails too.
-//!
-//! Run `cargo test --test conformance -- --nocapture` for the pass counts,
-//! or `tpi test tests/oracle` for the full report with diffs.
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
-/// Functions of `tests/oracle/` that tpi gets wrong on purpose, as
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
-    // PyTorch's AOTAutograd accepts `softmax(dim=-2)` on a 1-d tensor
-    // (the meta kernel wraps the dim without checking it) while eager
-    // rejects it; tpi reports the eager error for both. FINDINGS.md,
-    // "Accepted by the analysis, rejected by eager".
-    (
-        "errors_dims.tp:softmax_bad_dim",
-        "unmodelled: the analysis accepts an out-of-range softmax dim",
-    ),
     // Minimised random programs (tests/random/REPORT.md) that tpi still gets wrong.
     // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
     (
@@ -63,19 +41,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ),
     (
         "random/regress_eager_misc.tp:index_select_literal_out_of_range",
-        "unmodelled, see the comment",
-    ),
-    // error-code ordering and meta checks not modelled: dtype before broadcast, scatter's dim check, sort accepting a bad dim
-    (
-        "random/regress_error_codes.tp:int_add_float_bad_broadcast",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_error_codes.tp:scatter_bad_dim",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_error_codes.tp:sort_bad_dim_accepted",
         "unmodelled, see the comment",
     ),
     // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
@@ -165,8 +130,6 @@ fn run(folder: &Path) -> Vec<CaseResult> {
     )
 }
 
-/// The failing units of a run: `file.tp:function` for a function that
-/// differs, `file.tp` for anything else (a missing expected file, a file
 /// level difference, an unreadable file), paths relative to `root`.
 fn failures(results: &[CaseResult], root: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -232,8 +195,6 @@ fn conformance_corpus_passes() {
     );
 }
 
-/// The examples a newcomer runs first say in their comments what tpi
-/// reports; their expected files are PyTorch's answers (the oracle), so
 /// the comments cannot drift from the truth unnoticed.
 #[test]
 fn examples_match_pytorch() {

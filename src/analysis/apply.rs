@@ -2391,6 +2391,16 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let t = it.m.t(me).clone();
     // The result the op would compute, which must fit into `self`.
     let (sizes, dtype) = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
+    let cast = dtype
+        .filter(|d| !DType::can_cast(*d, t.dtype))
+        .and_then(|d| cast_error(it, op.name, d, t.dtype));
+    // The analysis's decompositions check the cast before broadcasting;
+    // eager's TensorIterator the other way round.
+    if it.m.mode == Mode::Analysis {
+        if let Some(e) = cast.clone() {
+            return Err(op_error(e, span));
+        }
+    }
     if let Some(sizes) = sizes {
         if sizes.len() != t.sizes.len()
             || sizes
@@ -2421,12 +2431,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             ));
         }
     }
-    if let Some(d) = dtype {
-        if !DType::can_cast(d, t.dtype) {
-            if let Some(e) = cast_error(it, op.name, d, t.dtype) {
-                return Err(op_error(e, span));
-            }
-        }
+    if let Some(e) = cast {
+        return Err(op_error(e, span));
     }
     if checks_overlap(it, op.name, &a) {
         it.m.check_no_internal_overlap(me)
@@ -3265,7 +3271,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             };
-            shape::wrap_dim(d, t.sizes.len())?;
+            // The analysis's softmax meta does not check the dim (eager does).
+            if it.m.mode == Mode::Eager {
+                shape::wrap_dim(d, t.sizes.len())?;
+            }
             let dtype = a.dtype("dtype")?.unwrap_or(t.dtype);
             if dtype.is_integral() {
                 return Err(oe("other", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", torch_type_name(dtype))));
@@ -3280,7 +3289,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "sort" | "argsort" => {
             let t = need(&t)?;
-            shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            // sort's meta does not check the dim: only eager rejects a bad one.
+            let d = a.int(it, "dim")?;
+            if it.m.mode == Mode::Eager {
+                shape::wrap_dim(d, t.sizes.len())?;
+            }
             let values = contiguous(it, t.sizes.clone(), t.dtype)?;
             let indices = contiguous(it, t.sizes.clone(), DType::I64)?;
             if rule == "argsort" {
@@ -3566,6 +3579,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "scatter" | "index_add" | "index_fill" | "index_put" => {
             let t = need(&t)?;
+            if rule == "scatter" {
+                shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            }
             let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
             let mut inputs = vec![me];
             for n in ["src", "source", "values", "value"] {
@@ -3952,7 +3968,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
 /// functions whose messages the oracle's table files under `other`.
 fn analysis_wording(it: &Interp, op: &OpDef, e: OpError) -> OpError {
     let reworded = it.m.mode == Mode::Analysis
-        && matches!(op.rule, "argmax" | "topk" | "gather")
+        && matches!(op.rule, "argmax" | "topk" | "gather" | "scatter")
         && matches!(e.code, "dim-out-of-range" | "index-out-of-range");
     if reworded {
         OpError { code: "other", ..e }
