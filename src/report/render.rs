@@ -69,12 +69,7 @@ pub fn render_with_header(
         }
         builder = builder.with_label(label);
     }
-    for note in &diag.notes {
-        builder = builder.with_note(note);
-    }
-    if let Some(help) = &diag.help {
-        builder = builder.with_help(help);
-    }
+    builder = with_notes_and_help(builder, diag);
     let mut out = Vec::new();
     let written = builder.finish().write((name, Source::from(text)), &mut out);
     match written {
@@ -142,12 +137,7 @@ pub fn render_located<'s>(
         }
         builder = builder.with_label(label);
     }
-    for note in &diag.notes {
-        builder = builder.with_note(note);
-    }
-    if let Some(help) = &diag.help {
-        builder = builder.with_help(help);
-    }
+    builder = with_notes_and_help(builder, diag);
     let cache = ariadne::sources(files.iter().map(|f| (f.name.clone(), f.text.clone())));
     let mut out = Vec::new();
     match builder.finish().write(cache, &mut out) {
@@ -298,4 +288,18 @@ mod tests {
         let diag = Diagnostic::error("syntax", "boom", Span::new(3, 4));
         assert_eq!(one_line(&diag, &file), "t.tp:2:2: error[syntax]: boom");
     }
+}
+
+/// The diagnostic's notes and help line, after its labels.
+fn with_notes_and_help<'a, S: ariadne::Span>(
+    mut builder: ariadne::ReportBuilder<'a, S>,
+    diag: &Diagnostic,
+) -> ariadne::ReportBuilder<'a, S> {
+    for note in &diag.notes {
+        builder = builder.with_note(note);
+    }
+    if let Some(help) = &diag.help {
+        builder = builder.with_help(help);
+    }
+    builder
 }
