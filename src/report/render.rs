@@ -253,6 +253,20 @@ fn visible(span: Span, text: &str) -> Range<usize> {
     start..end
 }
 
+/// The diagnostic's notes and help line, after its labels.
+fn with_notes_and_help<'a, S: ariadne::Span>(
+    mut builder: ariadne::ReportBuilder<'a, S>,
+    diag: &Diagnostic,
+) -> ariadne::ReportBuilder<'a, S> {
+    for note in &diag.notes {
+        builder = builder.with_note(note);
+    }
+    if let Some(help) = &diag.help {
+        builder = builder.with_help(help);
+    }
+    builder
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,18 +302,4 @@ mod tests {
         let diag = Diagnostic::error("syntax", "boom", Span::new(3, 4));
         assert_eq!(one_line(&diag, &file), "t.tp:2:2: error[syntax]: boom");
     }
-}
-
-/// The diagnostic's notes and help line, after its labels.
-fn with_notes_and_help<'a, S: ariadne::Span>(
-    mut builder: ariadne::ReportBuilder<'a, S>,
-    diag: &Diagnostic,
-) -> ariadne::ReportBuilder<'a, S> {
-    for note in &diag.notes {
-        builder = builder.with_note(note);
-    }
-    if let Some(help) = &diag.help {
-        builder = builder.with_help(help);
-    }
-    builder
 }
