@@ -17,9 +17,14 @@ pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> 
     let mut run = run_function(functions, def, Mode::Eager);
     let outputs = match run.outputs {
         // Eager PyTorch reads the data tpi does not know: no prediction.
-        // tpi's own limits (unrolling, symbolic arithmetic) say nothing about
-        // what eager PyTorch would do either.
-        Err(d) if matches!(d.code, "data-dependent" | "limit" | "symbolic") => {
+        // tpi's own limits (unrolling, symbolic arithmetic, ops outside its
+        // table) say nothing about what eager PyTorch would do.
+        Err(d)
+            if matches!(
+                d.code,
+                "data-dependent" | "limit" | "symbolic" | "unknown-op" | "unsupported"
+            ) =>
+        {
             return EagerPrediction::default()
         }
         Err(d) => {
