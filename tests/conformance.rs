@@ -91,10 +91,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ),
     // guards that fix a symbol: a slice bound equal to the hint keeps it symbolic in PyTorch, mutating an unbind piece specialises it
     (
-        "random/regress_symbolic_sizes.tp:slice_at_hint_keeps_symbol",
-        "unmodelled, see the comment",
-    ),
-    (
         "random/regress_symbolic_sizes.tp:unbind_piece_mutated_specialises",
         "unmodelled, see the comment",
     ),

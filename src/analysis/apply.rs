@@ -1599,7 +1599,10 @@ fn apply_slicing(
                 // `0:length:1`; an open `x[:]` has stop = sys.maxsize, so it
                 // is a real slice.
                 let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
-                    && b.as_ref().is_some_and(|x| it.m.sizes.eq(&tt.sizes[dim], x))
+                    // statically known only: no guard (TORCH_STATICALLY_KNOWN_TRUE)
+                    && b.as_ref().is_some_and(|x| {
+                        matches!(it.m.sizes.env.cmp_eq(&tt.sizes[dim], x), crate::sym::Truth::Proven(true))
+                    })
                     && step == 1;
                 if !full || single {
                     let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false)
