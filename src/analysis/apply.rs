@@ -302,7 +302,7 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
         OpClass::Autograd => autograd_op(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Creation => creation(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Functional => {
-            let (metas, _, result_fixups) = functional(it, op, &a, span)
+            let (metas, result_fixups) = functional(it, op, &a, span)
                 .map_err(|e| analysis_wording(it, op, e))
                 .map_err(|e| op_error(e, span))?;
             if let Some(v) = result_fixups {
@@ -2531,14 +2531,14 @@ fn inplace_result(
         }
         "index_add" | "index_fill" | "index_put" | "scatter" => Ok((None, None)),
         "addmm" | "baddbmm" => {
-            let (metas, _, _) = functional(it, op, a, span)?;
+            let (metas, _) = functional(it, op, a, span)?;
             Ok((
                 metas.first().map(|m| m.sizes.clone()),
                 metas.first().map(|m| m.dtype),
             ))
         }
         _ => {
-            let (metas, _, _) = functional(it, op, a, span)?;
+            let (metas, _) = functional(it, op, a, span)?;
             Ok((
                 metas.first().map(|m| m.sizes.clone()),
                 metas.first().map(|m| m.dtype),
@@ -2991,7 +2991,9 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
 
 // ---------------------------------------------------------------- functional ops
 
-type FnOut = (Vec<Meta>, Vec<Option<TensorId>>, Option<Value>);
+/// The metadata of an op's fresh results, or a value that replaces them
+/// (a view, the input itself, a redirected op).
+type FnOut = (Vec<Meta>, Option<Value>);
 
 fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
     const LOWER: &[&str] = &[
@@ -3139,17 +3141,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             ));
         }
         let meta = pointwise_meta(it, &p)?;
-        let inputs: Vec<Option<TensorId>> = names
-            .iter()
-            .map(|n| {
-                if let Value::Tensor(t) = a.get(n) {
-                    Some(*t)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        return Ok((vec![meta], inputs, None));
+        return Ok((vec![meta], None));
     }
     let me = match a.get("self") {
         Value::Tensor(t) => Some(*t),
@@ -3175,8 +3167,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 contiguous(it, sizes, t.dtype)?
             };
-            let value = if let Value::Tensor(v) = a.get("value") { Some(*v) } else { None };
-            Ok((vec![meta], vec![me, Some(mask), value], None))
+            Ok((vec![meta], None))
         }
         "sum" | "mean" | "amax" | "all" | "norm" => {
             let t = need(&t)?;
@@ -3222,19 +3213,19 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => t.dtype,
             };
             let meta = contiguous(it, sizes, dtype)?;
-            Ok((vec![meta], vec![me], None))
+            Ok((vec![meta], None))
         }
         "max" => {
             let t = need(&t)?;
             match a.get("dim") {
                 Value::None => {
                     let meta = contiguous(it, vec![], t.dtype)?;
-                    Ok((vec![meta], vec![me], None))
+                    Ok((vec![meta], None))
                 }
                 Value::Tensor(o) => {
                     let name = if op.name == "max" { "maximum" } else { "minimum" };
                     let r = it.call_op(name, vec![Value::Tensor(me.unwrap_or(0)), Value::Tensor(*o)], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
-                    Ok((vec![], vec![], Some(r)))
+                    Ok((vec![], Some(r)))
                 }
                 _ => {
                     let d = a.int(it, "dim")?;
@@ -3242,7 +3233,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     let sizes = reduce_dims(it, &t, Some(vec![d]), keepdim)?;
                     let values = contiguous(it, sizes.clone(), t.dtype)?;
                     let indices = contiguous(it, sizes, DType::I64)?;
-                    Ok((vec![values, indices], vec![me], None))
+                    Ok((vec![values, indices], None))
                 }
             }
         }
@@ -3252,14 +3243,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let keepdim = a.bool("keepdim")?;
             let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, &t, dims, keepdim)? };
             let meta = contiguous(it, sizes, DType::I64)?;
-            Ok((vec![meta], vec![me], None))
+            Ok((vec![meta], None))
         }
         "cumsum" => {
             let t = need(&t)?;
             shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             let dtype = a.dtype("dtype")?.unwrap_or(if t.dtype.is_integral() { DType::I64 } else { t.dtype });
             let meta = contiguous(it, t.sizes.clone(), dtype)?;
-            Ok((vec![meta], vec![me], None))
+            Ok((vec![meta], None))
         }
         "softmax" => {
             let t = need(&t)?;
@@ -3288,7 +3279,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
             };
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], vec![me], None))
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {
             let t = need(&t)?;
@@ -3300,9 +3291,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let values = contiguous(it, t.sizes.clone(), t.dtype)?;
             let indices = contiguous(it, t.sizes.clone(), DType::I64)?;
             if rule == "argsort" {
-                return Ok((vec![indices], vec![me], None));
+                return Ok((vec![indices], None));
             }
-            Ok((vec![values, indices], vec![me], None))
+            Ok((vec![values, indices], None))
         }
         "topk" => {
             let t = need(&t)?;
@@ -3319,7 +3310,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let values = contiguous(it, sizes.clone(), t.dtype)?;
             let indices = contiguous(it, sizes, DType::I64)?;
-            Ok((vec![values, indices], vec![me], None))
+            Ok((vec![values, indices], None))
         }
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "outer" => {
             let t = need(&t)?;
@@ -3359,9 +3350,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let tmp = it.m.fresh(bmm_meta, span, "bmm");
                 it.m.record_history("matmul", false, &named, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
-                return Ok((vec![], vec![], Some(Value::Tensor(v))));
+                return Ok((vec![], Some(Value::Tensor(v))));
             }
-            Ok((vec![meta], vec![me, Some(o)], None))
+            Ok((vec![meta], None))
         }
         "addmm" | "baddbmm" => {
             let t = need(&t)?;
@@ -3374,7 +3365,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let dtype = autocast_dtype(it, rule).unwrap_or(t.dtype);
             let meta = contiguous(it, prod, dtype)?;
-            Ok((vec![meta], vec![me, Some(m1), Some(m2)], None))
+            Ok((vec![meta], None))
         }
         "linear" => {
             let x = a.tensor("input")?;
@@ -3405,16 +3396,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let tmp = it.m.fresh(meta.clone(), span, "addmm");
                 it.m.record_history("addmm", false, &named, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
-                return Ok((vec![], vec![], Some(Value::Tensor(v))));
+                return Ok((vec![], Some(Value::Tensor(v))));
             }
-            Ok((vec![meta], vec![Some(x), Some(w), bias], None))
+            Ok((vec![meta], None))
         }
         "einsum" => einsum(it, a, span),
         "clone" => {
             let t = need(&t)?;
             let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
             let strides = shape::like_strides(&t.sizes, &t.strides, f, &mut it.m.sizes)?;
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], vec![me], None))
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "same_shape" => {
             let t = need(&t)?;
@@ -3428,7 +3419,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     shape::wrap_dim(d, t.sizes.len())?;
                 }
             }
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], vec![me], None))
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "cat" | "stack" => {
             let ts = a.tensors("tensors")?;
@@ -3496,8 +3487,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 MemoryFormat::Contiguous
             };
             let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
-            let inputs = ts.iter().map(|&x| Some(x)).collect();
-            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], inputs, None))
+            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], None))
         }
         "repeat" | "tile" => {
             let t = need(&t)?;
@@ -3519,7 +3509,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 sizes.push(it.m.sizes.mul(s, r)?);
             }
             let meta = contiguous(it, sizes, t.dtype)?;
-            Ok((vec![meta], vec![me], None))
+            Ok((vec![meta], None))
         }
         "repeat_interleave" => {
             let t = need(&t)?;
@@ -3549,7 +3539,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let tmp = it.m.fresh(meta.clone(), span, "repeat_interleave");
             it.m.record_history("repeat_interleave", false, &named, &[tmp], span)?;
             let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
-            Ok((vec![], vec![], Some(Value::Tensor(v))))
+            Ok((vec![], Some(Value::Tensor(v))))
         }
         "index_select" => {
             let t = need(&t)?;
@@ -3565,7 +3555,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 sizes[d] = n;
             }
             let meta = contiguous(it, sizes, t.dtype)?;
-            Ok((vec![meta], vec![me, Some(ix)], None))
+            Ok((vec![meta], None))
         }
         "gather" | "take" => {
             let t = need(&t)?;
@@ -3578,7 +3568,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("{}(): Expected dtype int64 for index", op.name)));
             }
             let meta = contiguous(it, is, t.dtype)?;
-            Ok((vec![meta], vec![me, Some(ix)], None))
+            Ok((vec![meta], None))
         }
         "scatter" | "index_add" | "index_fill" | "index_put" => {
             let t = need(&t)?;
@@ -3586,13 +3576,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             }
             let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
-            let mut inputs = vec![me];
-            for n in ["src", "source", "values", "value"] {
-                if let Value::Tensor(x) = a.get(n) {
-                    inputs.push(Some(*x));
-                }
-            }
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], inputs, None))
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "data_dependent" if it.m.mode == Mode::Eager => {
             // Eager knows the data; tpi does not: an unknown (unbacked) size.
@@ -3602,7 +3586,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let sizes = if op.name == "nonzero" { vec![u, SymInt::int(t.sizes.len() as i64)] } else { vec![u] };
             let dtype = if op.name == "nonzero" { DType::I64 } else { t.dtype };
             let meta = contiguous(it, sizes, dtype)?;
-            Ok((vec![meta], vec![me], None))
+            Ok((vec![meta], None))
         }
         "data_dependent" => Err(oe(
             "other",
@@ -3615,7 +3599,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("{}: input tensor must have at least 2 dimensions", op.name)));
             }
             let meta = contiguous(it, t.sizes.clone(), t.dtype)?;
-            Ok((vec![meta], vec![me], None))
+            Ok((vec![meta], None))
         }
         "pad" => {
             let x = a.tensor("input")?;
@@ -3639,7 +3623,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let f = shape::suggest_memory_format(&t.sizes, &t.strides, &mut it.m.sizes);
             let strides = shape::format_strides(&sizes, f, &mut it.m.sizes)?;
-            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }], vec![Some(x)], None))
+            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "dropout" => {
             let x = a.tensor("input")?;
@@ -3655,14 +3639,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if !training || p == 0.0 {
                 if it.m.mode == Mode::Eager {
                     // aten::dropout returns its input itself.
-                    return Ok((vec![], vec![], Some(Value::Tensor(x))));
+                    return Ok((vec![], Some(Value::Tensor(x))));
                 }
                 // The analysis runs torch/_decomp's dropout: `input.clone()`.
-                return Ok((vec![], vec![], Some(copy_of(it, x, it.m.t(x).dtype, MemoryFormat::Preserve, "clone", span)?)));
+                return Ok((vec![], Some(copy_of(it, x, it.m.t(x).dtype, MemoryFormat::Preserve, "clone", span)?)));
             }
             let t = it.m.t(x).clone();
             let strides = iter_strides(it, &t.sizes, &[x])?;
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], vec![Some(x)], None))
+            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "layer_norm" => {
             let x = a.tensor("input")?;
@@ -3674,7 +3658,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}", show(&ns), show(&ns).trim_matches(|c| c == '[' || c == ']'), show(&t.sizes))));
             }
             let meta = contiguous(it, t.sizes.clone(), t.dtype)?;
-            Ok((vec![meta], vec![Some(x), a.opt_tensor("weight")?, a.opt_tensor("bias")?], None))
+            Ok((vec![meta], None))
         }
         "embedding" => {
             let x = a.tensor("input")?;
@@ -3689,7 +3673,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let mut sizes = xt.sizes.clone();
             sizes.push(wt.sizes[1].clone());
             let meta = contiguous(it, sizes, wt.dtype)?;
-            Ok((vec![meta], vec![Some(w), Some(x)], None))
+            Ok((vec![meta], None))
         }
         "conv2d" => conv2d(it, a, span),
         other => Err(oe("other", format!("internal: no rule `{other}` for {}", op.name))),
@@ -3955,7 +3939,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                     span,
                 )
                 .map_err(|d| OpError::new(d.code, d.message))?;
-            return Ok((vec![], vec![], Some(v)));
+            return Ok((vec![], Some(v)));
         }
     }
     let mut dtype = it.m.t(ops[0]).dtype;
@@ -3964,7 +3948,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     }
     let dtype = autocast_dtype(it, "einsum").unwrap_or(dtype);
     let meta = it.m.contiguous_meta(out, dtype)?;
-    Ok((vec![meta], ops.iter().map(|&o| Some(o)).collect(), None))
+    Ok((vec![meta], None))
 }
 
 /// Under the analysis these ops' range checks come from Python meta
@@ -4124,7 +4108,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             dtype,
         };
         let v = it.m.view_of(tmp, view, "squeeze", false, true, span)?;
-        return Ok((vec![], vec![], Some(Value::Tensor(v))));
+        return Ok((vec![], Some(Value::Tensor(v))));
     }
     Ok((
         vec![Meta {
@@ -4133,7 +4117,6 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             offset: SymInt::int(0),
             dtype,
         }],
-        vec![Some(x), Some(w), a.opt_tensor("bias")?],
         None,
     ))
 }
