@@ -61,6 +61,27 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
     Diagnostic::error(code, msg, span)
 }
 
+/// The non-op functions of `torch` that `.tp` programs may call (grad mode,
+/// autocast, queries); `builtins.rs` implements them.
+const TORCH_FUNCTIONS: &[&str] = &[
+    "no_grad",
+    "enable_grad",
+    "inference_mode",
+    "set_grad_enabled",
+    "autocast",
+    "set_autocast_enabled",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "is_autocast_enabled",
+    "device",
+    "Size",
+    "is_tensor",
+    "result_type",
+    "promote_types",
+    "broadcast_shapes",
+    "numel",
+];
+
 /// Python builtins and prelude functions in scope in every function.
 pub const BUILTINS: &[&str] = &[
     "len",
@@ -1206,6 +1227,9 @@ impl<'a> Interp<'a> {
                 if let Some(d) = DType::from_attr(attr) {
                     return Ok(Value::Dtype(d));
                 }
+                if let Some(name) = TORCH_FUNCTIONS.iter().copied().find(|f| *f == attr) {
+                    return Ok(Value::Builtin(name));
+                }
                 match attr {
                     "contiguous_format" => {
                         return Ok(Value::MemoryFormat(MemoryFormat::Contiguous))
@@ -1219,22 +1243,6 @@ impl<'a> Interp<'a> {
                     "ops" => return Ok(Value::Module(Rc::from("torch.ops"))),
                     "autograd" => return Ok(Value::Module(Rc::from("torch.autograd"))),
                     "Tensor" => return Ok(Value::TensorType),
-                    "no_grad"
-                    | "enable_grad"
-                    | "inference_mode"
-                    | "set_grad_enabled"
-                    | "autocast"
-                    | "set_autocast_enabled"
-                    | "is_grad_enabled"
-                    | "is_inference_mode_enabled"
-                    | "is_autocast_enabled"
-                    | "device"
-                    | "Size"
-                    | "is_tensor"
-                    | "result_type"
-                    | "promote_types"
-                    | "broadcast_shapes"
-                    | "numel" => return Ok(Value::Builtin(leak(attr))),
                     _ => {}
                 }
                 table.lookup(attr).filter(|o| o.torch_fn).map(|o| o.name)
@@ -1630,19 +1638,6 @@ enum Restore {
 enum Num {
     Int(SymInt),
     Float(f64),
-}
-
-pub fn leak(s: &str) -> &'static str {
-    // Interned once per distinct name: the set of builtin names is small.
-    use std::sync::Mutex;
-    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = names.iter().find(|n| **n == s) {
-        return n;
-    }
-    let n: &'static str = Box::leak(s.to_string().into_boxed_str());
-    names.push(n);
-    n
 }
 
 /// An op's signature as PyTorch documents it, for messages.
