@@ -490,7 +490,6 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
         .map(|t| IterOperand {
             sizes: &t.sizes,
             strides: &t.strides,
-            dtype: t.dtype,
         })
         .collect();
     shape::iterator_output_strides(sizes, &operands, &mut it.m.sizes)

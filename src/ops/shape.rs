@@ -5,7 +5,7 @@
 //! through `Sizes`, which knows the symbols and records the guards PyTorch
 //! would install when a fact about symbolic sizes is decided by their hints.
 
-use crate::analysis::domain::{DType, MemoryFormat};
+use crate::analysis::domain::MemoryFormat;
 use crate::sym::{Rel, ShapeEnv, SymError, SymInt, Truth};
 
 /// An error of an op's rule: an OUTPUT.md code and PyTorch's wording.
@@ -536,11 +536,11 @@ pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<V
     Ok(out)
 }
 
-/// One operand of TensorIterator: its shape, strides and dtype.
+/// One operand of an elementwise op: its shape and strides (the refs
+/// compare element strides, so the dtype does not matter).
 pub struct IterOperand<'a> {
     pub sizes: &'a [SymInt],
     pub strides: &'a [SymInt],
-    pub dtype: DType,
 }
 
 /// The output strides of an elementwise op, as the analysis computes them
@@ -637,11 +637,7 @@ pub fn like_strides(
             if is_non_overlapping_and_dense(sizes, strides, s) {
                 // torch._refs' empty_like: the layout's dim order, with fresh
                 // strides for size-1 dims.
-                let me = IterOperand {
-                    sizes,
-                    strides,
-                    dtype: DType::F32,
-                };
+                let me = IterOperand { sizes, strides };
                 iterator_output_strides(sizes, &[me], s)
             } else {
                 let f = suggest_memory_format(sizes, strides, s);
