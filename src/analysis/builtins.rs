@@ -5,7 +5,6 @@
 use super::interp::{op_error, Interp, R};
 use super::value::{Context, Value};
 use crate::report::Diagnostic;
-use crate::sym::SymInt;
 use crate::syntax::Span;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -552,9 +551,4 @@ impl Interp<'_> {
         }
         self.binop_compare(crate::syntax::ast::CmpOp::Eq, a, b, span)
     }
-}
-
-/// Used by `SymInt` callers that need a concrete size.
-pub fn int_value(v: &SymInt) -> Option<i64> {
-    v.as_int()
 }

@@ -440,10 +440,6 @@ pub enum FlatOutput {
     Other,
 }
 
-pub struct Collected {
-    pub meta: ViewAndMutationMeta,
-}
-
 pub fn collect(
     m: &mut Machine,
     params: &[Param],

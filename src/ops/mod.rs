@@ -84,12 +84,6 @@ pub struct OpDef {
     pub derived_inplace: bool,
 }
 
-impl OpDef {
-    pub fn is_inplace(&self) -> bool {
-        matches!(self.class, OpClass::InplaceData)
-    }
-}
-
 pub struct OpTable {
     pub ops: Vec<OpDef>,
     by_name: HashMap<&'static str, usize>,
