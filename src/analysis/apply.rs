@@ -10,7 +10,7 @@ use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
 use crate::ops::{OpClass, OpDef, OpTable};
 use crate::report::Diagnostic;
 use crate::sym::SymInt;
-use crate::syntax::ast::{BinOp, CmpOp};
+use crate::syntax::ast::{BinOp, CmpOp, Name};
 use crate::syntax::Span;
 use std::rc::Rc;
 
@@ -729,7 +729,7 @@ pub fn tensor_method(
     t: TensorId,
     name: &str,
     pos: Vec<Value>,
-    kw: Vec<(String, Value)>,
+    kw: Vec<(Name, Value)>,
     span: Span,
     func_span: Span,
 ) -> R<Value> {
@@ -757,7 +757,7 @@ fn query(
     t: TensorId,
     name: &str,
     pos: Vec<Value>,
-    kw: Vec<(String, Value)>,
+    kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
     let tt = it.m.t(t).clone();

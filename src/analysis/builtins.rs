@@ -5,6 +5,7 @@
 use super::interp::{op_error, Interp, R};
 use super::value::{Context, Value};
 use crate::report::Diagnostic;
+use crate::syntax::ast::Name;
 use crate::syntax::Span;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -13,7 +14,7 @@ fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
     Diagnostic::error(code, msg, span)
 }
 
-fn no_kwargs(name: &str, kw: &[(String, Value)], span: Span) -> R<()> {
+fn no_kwargs(name: &str, kw: &[(Name, Value)], span: Span) -> R<()> {
     match kw.first() {
         Some((k, _)) => Err(err(
             "arguments",
@@ -40,7 +41,7 @@ fn arity(name: &str, pos: &[Value], lo: usize, hi: usize, span: Span) -> R<()> {
     Ok(())
 }
 
-fn kwarg(kw: &[(String, Value)], name: &str) -> Option<Value> {
+fn kwarg(kw: &[(Name, Value)], name: &str) -> Option<Value> {
     kw.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
 }
 
@@ -60,7 +61,7 @@ pub fn call_builtin(
     it: &mut Interp,
     name: &str,
     pos: Vec<Value>,
-    kw: Vec<(String, Value)>,
+    kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
     match name {

@@ -8,12 +8,12 @@ use super::domain::NodeId;
 use super::interp::op_error;
 use super::meta::FlatOutput;
 use super::state::Mode;
+use super::Functions;
 use super::{run_function, EagerPrediction};
 use crate::report::Diagnostic;
 use crate::syntax::ast::FunctionDef;
-use std::collections::HashMap;
 
-pub fn predict(functions: &HashMap<String, &FunctionDef>, def: &FunctionDef) -> EagerPrediction {
+pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
     let mut run = run_function(functions, def, Mode::Eager);
     let outputs = match run.outputs {
         // Eager PyTorch reads the data tpi does not know: no prediction.

@@ -6,13 +6,13 @@
 use super::domain::*;
 use super::state::{Machine, Meta, Mode};
 use super::value::{Context, Value};
+use super::Functions;
 use crate::ops::shape::{self, OpError};
 use crate::ops::{did_you_mean, OpDef, OpTable};
 use crate::report::Diagnostic;
 use crate::sym::SymInt;
 use crate::syntax::ast::*;
 use crate::syntax::Span;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 pub type R<T> = Result<T, Diagnostic>;
@@ -31,10 +31,10 @@ pub enum Flow {
     Return(Value),
 }
 
-pub type Env = HashMap<String, Value>;
+pub type Env = rustc_hash::FxHashMap<Name, Value>;
 
 pub struct Interp<'a> {
-    pub functions: &'a HashMap<String, &'a FunctionDef>,
+    pub functions: &'a Functions<'a>,
     pub m: Machine,
     call_chain: Vec<(String, Span)>,
     steps: u64,
@@ -105,7 +105,7 @@ pub const BUILTINS: &[&str] = &[
 ];
 
 impl<'a> Interp<'a> {
-    pub fn new(functions: &'a HashMap<String, &'a FunctionDef>, mode: Mode) -> Interp<'a> {
+    pub fn new(functions: &'a Functions<'a>, mode: Mode) -> Interp<'a> {
         Interp {
             functions,
             m: Machine::new(mode),
@@ -457,10 +457,7 @@ impl<'a> Interp<'a> {
             )),
             ExprKind::Attribute { attr, .. } => Err(err(
                 "unsupported",
-                format!(
-                    "assigning to the attribute `{}` is not supported",
-                    attr.name
-                ),
+                format!("assigning to the attribute `{attr}` is not supported"),
                 target.span,
             )
             .with_help("use the method instead, e.g. `x.requires_grad_(True)`")),
@@ -510,8 +507,8 @@ impl<'a> Interp<'a> {
         }
         let candidates: Vec<&str> = env
             .keys()
-            .map(String::as_str)
-            .chain(self.functions.keys().map(String::as_str))
+            .map(Name::as_str)
+            .chain(self.functions.keys().map(Name::as_str))
             .chain(["torch", "F"])
             .chain(BUILTINS.iter().copied())
             .collect();
@@ -544,13 +541,14 @@ impl<'a> Interp<'a> {
             }
             ExprKind::Attribute { value, attr } => {
                 let v = self.eval(env, value)?;
-                self.getattr(v, &attr.name, attr.span, e.span)?
+                self.getattr(v, attr, e.attr_span(), e.span)?
             }
-            ExprKind::Call {
-                func,
-                args,
-                keywords,
-            } => {
+            ExprKind::Call(call) => {
+                let Call {
+                    func,
+                    args,
+                    keywords,
+                } = &**call;
                 let f = self.eval(env, func)?;
                 let mut pos = Vec::with_capacity(args.len());
                 for a in args {
@@ -611,7 +609,7 @@ impl<'a> Interp<'a> {
             }
             ExprKind::BoolOp { op, values } => {
                 let mut last = Value::None;
-                for v in values {
+                for v in values.iter() {
                     last = self.eval(env, v)?;
                     let t = self.truthy(&last, v.span)?;
                     match op {
@@ -648,12 +646,13 @@ impl<'a> Interp<'a> {
                     self.eval(env, orelse)?
                 }
             }
-            ExprKind::ListComp {
-                elt,
-                target,
-                iter,
-                cond,
-            } => {
+            ExprKind::ListComp(comp) => {
+                let ListComp {
+                    elt,
+                    target,
+                    iter,
+                    cond,
+                } = &**comp;
                 let seq = self.eval(env, iter)?;
                 let items = self.iterate(&seq, iter.span)?;
                 let mut out = Vec::new();
@@ -1309,7 +1308,7 @@ impl<'a> Interp<'a> {
         &mut self,
         f: Value,
         pos: Vec<Value>,
-        kw: Vec<(String, Value)>,
+        kw: Vec<(Name, Value)>,
         span: Span,
         func_span: Span,
     ) -> R<Value> {
@@ -1350,7 +1349,7 @@ impl<'a> Interp<'a> {
         &mut self,
         name: &str,
         pos: Vec<Value>,
-        kw: Vec<(String, Value)>,
+        kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Value> {
         let Some(def) = self.functions.get(name).copied() else {
@@ -1380,7 +1379,7 @@ impl<'a> Interp<'a> {
             }
             return Err(d);
         }
-        let mut env = Env::new();
+        let mut env = Env::default();
         let mut pos = pos.into_iter();
         let mut kw = kw;
         for p in &def.params {
@@ -1399,7 +1398,7 @@ impl<'a> Interp<'a> {
             } else if let Some(i) = kw.iter().position(|(k, _)| *k == p.name.name) {
                 kw.remove(i).1
             } else if let Some(d) = &p.default {
-                let mut empty = Env::new();
+                let mut empty = Env::default();
                 self.eval(&mut empty, d)?
             } else {
                 return Err(err(
@@ -1439,7 +1438,7 @@ impl<'a> Interp<'a> {
         &mut self,
         name: &str,
         pos: Vec<Value>,
-        kw: Vec<(String, Value)>,
+        kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Value> {
         let Some(op) = self.table.lookup(name) else {
@@ -1463,7 +1462,7 @@ impl<'a> Interp<'a> {
         &mut self,
         op: &OpDef,
         pos: Vec<Value>,
-        kw: Vec<(String, Value)>,
+        kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Vec<Value>> {
         use crate::ops::{DefaultValue, ParamType};
@@ -1510,10 +1509,11 @@ impl<'a> Interp<'a> {
             pi += 1;
         }
         for (k, v) in kw {
-            let k = if k == "input" { "self".to_string() } else { k };
+            let k: &str = &k;
+            let k = if k == "input" { "self" } else { k };
             // aten's schema spells dropout's flag `train`.
             let k = if k == "train" && op.name == "dropout" {
-                "training".to_string()
+                "training"
             } else {
                 k
             };
@@ -1540,7 +1540,7 @@ impl<'a> Interp<'a> {
                         span,
                     )
                     .with_note(format!("signature: {}", signature(op)));
-                    if let Some(s) = did_you_mean(&k, op.params.iter().map(|p| p.name)) {
+                    if let Some(s) = did_you_mean(k, op.params.iter().map(|p| p.name)) {
                         d = d.with_help(format!("did you mean `{s}=`?"));
                     }
                     return Err(d);

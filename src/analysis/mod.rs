@@ -11,6 +11,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod apply;
+pub mod arena;
 pub mod builtins;
 pub mod domain;
 pub mod eager;
@@ -28,8 +29,10 @@ use domain::{DType, MemoryFormat};
 use interp::{op_error, Env, Flow, InputSpec, Interp, R};
 use meta::{FlatOutput, Param, ViewAndMutationMeta};
 use state::Mode;
-use std::collections::HashMap;
 use value::Value;
+
+/// The functions of a file by name (helpers are inlined from here).
+pub type Functions<'a> = rustc_hash::FxHashMap<ast::Name, &'a FunctionDef>;
 
 /// What eager PyTorch would raise (tpi's prediction).
 #[derive(Debug, Clone, Default)]
@@ -66,12 +69,13 @@ pub fn is_entry(def: &FunctionDef) -> bool {
         .all(|p| p.default.is_some() || p.annotation.as_ref().is_some_and(is_tensor_annotation))
 }
 
-fn is_tensor_annotation(e: &ast::Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Tensor"))
+/// Is `e` a `Tensor(...)` annotation (an input's)?
+pub fn is_tensor_annotation(e: &ast::Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call(call) if matches!(&call.func.kind, ExprKind::Name(n) if n == "Tensor"))
 }
 
-pub fn function_table(module: &ast::Module) -> HashMap<String, &FunctionDef> {
-    let mut functions = HashMap::new();
+pub fn function_table(module: &ast::Module) -> Functions<'_> {
+    let mut functions = Functions::default();
     for item in &module.items {
         if let ast::Item::Def(d) = item {
             functions.insert(d.name.name.clone(), d);
@@ -107,14 +111,10 @@ pub struct Run<'a> {
     pub returned: Option<Value>,
 }
 
-pub fn run_function<'a>(
-    functions: &'a HashMap<String, &'a FunctionDef>,
-    def: &'a FunctionDef,
-    mode: Mode,
-) -> Run<'a> {
+pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
-    let mut env = Env::new();
+    let mut env = Env::default();
     let result = (|| -> R<Value> {
         let env = &mut env;
         for (i, p) in def.params.iter().enumerate() {
@@ -124,7 +124,7 @@ pub fn run_function<'a>(
                     let id = it.make_input(i, &spec, p.span)?;
                     let t = it.m.tensors[id].clone();
                     params.push(Param::Tensor {
-                        name: p.name.name.clone(),
+                        name: p.name.name.to_string(),
                         id,
                         sizes: t.sizes,
                         strides: t.strides,
@@ -144,7 +144,7 @@ pub fn run_function<'a>(
                             p.span,
                         ));
                     };
-                    let mut empty = Env::new();
+                    let mut empty = Env::default();
                     let v = it.eval(&mut empty, d)?;
                     let kind = match &v {
                         Value::Int(_) => "int",
@@ -155,7 +155,7 @@ pub fn run_function<'a>(
                         _ => "object",
                     };
                     params.push(Param::Value {
-                        name: p.name.name.clone(),
+                        name: p.name.name.to_string(),
                         kind,
                         span: p.span,
                     });
@@ -194,14 +194,15 @@ fn flatten(v: &Value, out: &mut Vec<FlatOutput>) {
 
 /// Evaluates a `Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)` annotation.
 fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
-    let ExprKind::Call { args, keywords, .. } = &ann.kind else {
+    let ExprKind::Call(call) = &ann.kind else {
         return Err(Diagnostic::error(
             "syntax",
             "expected Tensor(...)",
             ann.span,
         ));
     };
-    let mut env = Env::new();
+    let (args, keywords) = (&call.args, &call.keywords);
+    let mut env = Env::default();
     let mut sizes = Vec::new();
     let mut size_values = Vec::new();
     for a in args {
@@ -344,7 +345,7 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
 }
 
 pub fn analyse_function(
-    functions: &HashMap<String, &FunctionDef>,
+    functions: &Functions,
     def: &FunctionDef,
     options: &Options,
 ) -> FunctionResult {
@@ -413,7 +414,7 @@ pub fn analyse_function(
         }
     }
     FunctionResult {
-        name: def.name.name.clone(),
+        name: def.name.name.to_string(),
         span: def.header_span,
         meta,
         eager,

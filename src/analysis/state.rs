@@ -5,6 +5,7 @@
 //! (`check_inplace`, `handle_view_on_rebase`) live here too, because the
 //! analysis itself runs under autograd and raises some of them.
 
+use super::arena::Chunked;
 use super::domain::*;
 use crate::ops::saved::{
     backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, Saved,
@@ -32,13 +33,13 @@ pub struct Autocast {
 #[derive(Clone, Debug)]
 pub struct Machine {
     pub mode: Mode,
-    pub tensors: Vec<Tensor>,
-    pub storages: Vec<FunctionalStorage>,
+    pub tensors: Chunked<Tensor>,
+    pub storages: Chunked<FunctionalStorage>,
     /// autograd version counters.
-    pub versions: Vec<u32>,
+    pub versions: Chunked<u32>,
     /// Where each version counter was last bumped.
-    pub version_spans: Vec<Option<Span>>,
-    pub nodes: Vec<Node>,
+    pub version_spans: Chunked<Option<Span>>,
+    pub nodes: Chunked<Node>,
     pub sizes: Sizes,
     pub grad_enabled: bool,
     pub inference_mode: bool,
@@ -62,11 +63,11 @@ impl Machine {
     pub fn new(mode: Mode) -> Machine {
         Machine {
             mode,
-            tensors: Vec::new(),
-            storages: Vec::new(),
-            versions: Vec::new(),
-            version_spans: Vec::new(),
-            nodes: Vec::new(),
+            tensors: Chunked::new(),
+            storages: Chunked::new(),
+            versions: Chunked::new(),
+            version_spans: Chunked::new(),
+            nodes: Chunked::new(),
             sizes: Sizes::default(),
             grad_enabled: true,
             inference_mode: false,

@@ -16,7 +16,7 @@ use crate::analysis::value::Value;
 use crate::analysis::FunctionResult;
 use crate::ops::shape::{self, show};
 use crate::report::{render, text};
-use crate::syntax::ast::Module;
+use crate::syntax::ast::{Module, Name};
 use crate::Outcome;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -39,10 +39,10 @@ impl<'p> Scope<'p> {
             })
             .collect();
         let mut names_of: HashMap<TensorId, Vec<String>> = HashMap::new();
-        let sorted: BTreeMap<&String, &Value> = env.iter().collect();
+        let sorted: BTreeMap<&Name, &Value> = env.iter().collect();
         for (name, value) in sorted {
             if let Value::Tensor(id) = value {
-                names_of.entry(*id).or_default().push(name.clone());
+                names_of.entry(*id).or_default().push(name.to_string());
             }
         }
         Scope {

@@ -19,12 +19,13 @@ use super::program::{
 };
 use crate::analysis::domain::{StorageId, TensorId};
 use crate::analysis::interp::op_error;
+use crate::analysis::is_tensor_annotation;
 use crate::analysis::meta::{self, MutationType, Param};
 use crate::analysis::state::Mode;
 use crate::analysis::value::Value;
 use crate::analysis::{self, eager, run_function, FunctionResult, Run};
 use crate::report::{render, Diagnostic, Severity};
-use crate::syntax::ast::{Expr, ExprKind, FunctionDef, Item, Module, Stmt, StmtKind};
+use crate::syntax::ast::{ExprKind, FunctionDef, Item, Module, Name, Stmt, StmtKind};
 use crate::syntax::parser::{self, Entry};
 use crate::syntax::{SourceFile, Span};
 use crate::{Options, Outcome};
@@ -124,7 +125,7 @@ impl Default for Summary {
 pub struct State {
     pub inputs: im::Vector<Input>,
     pub body: im::Vector<BodyStatement>,
-    pub functions: im::OrdMap<String, Def>,
+    pub functions: im::OrdMap<Name, Def>,
     /// The last `return` that was reported (`:check` and `:json` use it).
     pub last_return: Option<Piece>,
     summary: Rc<Summary>,
@@ -212,7 +213,7 @@ impl Session {
     pub fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.state.inputs.iter().map(|i| i.name.clone()).collect();
         names.extend(self.state.summary.names.keys().cloned());
-        names.extend(self.state.functions.keys().cloned());
+        names.extend(self.state.functions.keys().map(Name::to_string));
         names.sort();
         names.dedup();
         names
@@ -281,7 +282,7 @@ impl Session {
                         .with_help("choose another name");
                         return Reply::error(self.render_in(source, &[d]));
                     }
-                    new_defs.push((def.name.name.clone(), signature(def)));
+                    new_defs.push((def.name.name.to_string(), signature(def)));
                     candidate.functions.insert(
                         def.name.name.clone(),
                         Def {
@@ -314,10 +315,14 @@ impl Session {
                             return Reply::error(self.render_in(source, &[d]));
                         }
                         let input = Input {
-                            name: name.clone(),
+                            name: name.to_string(),
                             piece,
                         };
-                        match candidate.inputs.iter().position(|i| i.name == *name) {
+                        match candidate
+                            .inputs
+                            .iter()
+                            .position(|i| i.name == name.as_str())
+                        {
                             Some(at) => {
                                 candidate.inputs.set(at, input);
                             }
@@ -347,7 +352,11 @@ impl Session {
         let mut out = String::new();
         let mut error = false;
         for (name, signature) in &new_defs {
-            let kind = if candidate.functions.get(name).is_some_and(|d| d.entry) {
+            let kind = if candidate
+                .functions
+                .get(name.as_str())
+                .is_some_and(|d| d.entry)
+            {
                 "entry"
             } else {
                 "helper"
@@ -366,7 +375,12 @@ impl Session {
             }
         }
         for (name, _) in &new_defs {
-            if !self.state.functions.get(name).is_some_and(|d| d.entry) {
+            if !self
+                .state
+                .functions
+                .get(name.as_str())
+                .is_some_and(|d| d.entry)
+            {
                 continue;
             }
             match self.analyse(None) {
@@ -480,7 +494,7 @@ impl Session {
         program: &Program,
         f: impl FnOnce(
             &Module,
-            &std::collections::HashMap<String, &FunctionDef>,
+            &crate::analysis::Functions,
             &FunctionDef,
             &mut Run,
         ) -> Result<T, String>,
@@ -507,7 +521,7 @@ impl Session {
         &self,
         program: &Program,
         module: &Module,
-        functions: &std::collections::HashMap<String, &FunctionDef>,
+        functions: &crate::analysis::Functions,
         def: &FunctionDef,
         run: &mut Run,
         shows_value: bool,
@@ -655,7 +669,7 @@ impl Session {
             match name {
                 None => {
                     let mut text = String::new();
-                    let sorted: BTreeMap<&String, &Value> = env.iter().collect();
+                    let sorted: BTreeMap<&Name, &Value> = env.iter().collect();
                     for (n, value) in sorted {
                         let _ = writeln!(text, "{}", name_line(&scope, m, n, value));
                     }
@@ -668,8 +682,8 @@ impl Session {
                     Some(Value::Tensor(id)) => Ok(scope.tensor_info(m, *id, name)),
                     Some(value) => Ok(format!("{}\n", name_line(&scope, m, name, value))),
                     None => {
-                        let mut candidates: Vec<&str> = env.keys().map(String::as_str).collect();
-                        candidates.extend(self.state.functions.keys().map(String::as_str));
+                        let mut candidates: Vec<&str> = env.keys().map(Name::as_str).collect();
+                        candidates.extend(self.state.functions.keys().map(Name::as_str));
                         let mut text = format!("unknown name `{name}`");
                         if let Some(s) = crate::ops::did_you_mean(name, candidates.into_iter()) {
                             let _ = write!(text, ": did you mean `{s}`?");
@@ -843,7 +857,7 @@ impl Session {
             loaded.push(if entry {
                 format!("{} (entry)", def.name.name)
             } else {
-                def.name.name.clone()
+                def.name.name.to_string()
             });
             candidate.functions.insert(
                 def.name.name.clone(),
@@ -876,10 +890,6 @@ impl Session {
 fn signature(def: &FunctionDef) -> String {
     let params: Vec<&str> = def.params.iter().map(|p| p.name.name.as_str()).collect();
     format!("{}({})", def.name.name, params.join(", "))
-}
-
-fn is_tensor_annotation(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "Tensor"))
 }
 
 fn contains_return(stmts: &[Stmt]) -> bool {
@@ -949,7 +959,7 @@ fn summarise(
         let mut tensors = Vec::new();
         tensors_of(value, &mut tensors);
         names.insert(
-            name.clone(),
+            name.to_string(),
             Named {
                 tensors,
                 line: name_line(&scope, m, name, value),

@@ -198,7 +198,7 @@ fn collect_bindings(body: &[ast::Stmt], out: &mut HashMap<Span, String>) {
             StmtKind::Assign { targets, value } => {
                 if let [target] = targets.as_slice() {
                     if let ExprKind::Name(name) = &target.kind {
-                        out.entry(value.span).or_insert_with(|| name.clone());
+                        out.entry(value.span).or_insert_with(|| name.to_string());
                     }
                 }
             }
@@ -208,7 +208,7 @@ fn collect_bindings(body: &[ast::Stmt], out: &mut HashMap<Span, String>) {
                 ..
             } => {
                 if let ExprKind::Name(name) = &target.kind {
-                    out.entry(value.span).or_insert_with(|| name.clone());
+                    out.entry(value.span).or_insert_with(|| name.to_string());
                 }
             }
             StmtKind::With { body, .. } | StmtKind::For { body, .. } => collect_bindings(body, out),

@@ -32,7 +32,7 @@ fn rem(a: &SymInt, b: &SymInt) -> SymInt {
 }
 
 fn env2() -> (ShapeEnv, SymInt, SymInt) {
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     let n = env.declare("n");
     let m = env.declare("m");
     (env, n, m)
@@ -528,7 +528,7 @@ fn eval_and_substitute() {
 
 #[test]
 fn hints_follow_declaration_order_like_the_oracle() {
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     let names = ["n", "m", "a", "b", "c", "d", "e", "f", "g", "h", "x", "y"];
     for name in names {
         env.declare(name);
@@ -548,7 +548,7 @@ fn hints_follow_declaration_order_like_the_oracle() {
     assert_eq!(env.hint(&rem(&sub(&i(0), &n), &i(3))), Some(1));
     assert_eq!(env.hint(&s("zz")), None);
     assert_eq!(env.hint(&i(9)), Some(9));
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     env.declare_with_hint("k", 100);
     assert_eq!(env.declare("j").to_string(), "j");
     assert_eq!(env.symbol_hint("k"), Some(100));
@@ -689,7 +689,7 @@ fn equality_guards_solve_for_the_symbol_with_the_largest_hint() {
     assert_eq!(env.symbol_range("n"), (3, None));
     assert_eq!(env.display(&mul(&n, &m)), "2*n**2 - 3*n");
     // Eq(s0 + s2, 24) with s2 the larger hint: s2 = 24 - s0, s0 <= 22.
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     let a = env.declare("a");
     env.declare("b");
     let c = env.declare("c");
@@ -771,7 +771,7 @@ fn inequality_guards_refine_ranges() {
 
 #[test]
 fn replacements_compose() {
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     let (a, b, c) = (env.declare("a"), env.declare("b"), env.declare("c"));
     // c = a + b + (11 - 12)... hints a=5 b=7 c=11: c == a + b - 1
     env.guard(&c, Rel::Eq, &sub(&add(&a, &b), &i(1)));
@@ -895,7 +895,7 @@ fn random_expressions_keep_their_value_and_print_parseably() {
 fn random_proofs_are_sound() {
     // Whatever is Proven must hold at every assignment with symbols >= 2.
     let mut rng = Rng(0x1234_5678_9abc_def1);
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     for x in ["n", "m", "k"] {
         env.declare(x);
     }
@@ -957,7 +957,7 @@ fn view_with_inferred_dim_mirrors_pytorch() {
     assert!(!env.is_dynamic(&n));
     assert_eq!(env.display(&numel), "5*m");
     // y: Tensor("a", 4); y.view(2, -1): (4*a) // 2 = 2*a exactly, no guard.
-    let mut env = ShapeEnv::new();
+    let mut env = ShapeEnv::default();
     let a = env.declare("a");
     assert_eq!(fdiv(&mul(&a, &i(4)), &i(2)).to_string(), "2*a");
     assert_eq!(

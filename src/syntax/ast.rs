@@ -3,6 +3,68 @@
 //! tensors; the analysis gives it meaning.
 
 use super::source::Span;
+use std::borrow::Borrow;
+use std::fmt;
+use std::sync::Arc;
+
+/// An identifier's text: shared, so cloning it (the interpreter keys its
+/// environments by it) copies a pointer. The parser gives every occurrence of
+/// the same identifier in a file the same allocation.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(Arc<str>);
+
+impl Name {
+    pub fn new(text: &str) -> Name {
+        Name(Arc::from(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Name {
+    fn from(text: &str) -> Name {
+        Name::new(text)
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
 
 /// A whole file: imports and function definitions, in source order.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,7 +94,7 @@ pub struct Import {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
-    pub name: String,
+    pub name: Name,
     pub span: Span,
 }
 
@@ -72,15 +134,15 @@ pub enum StmtKind {
     },
     /// `target op= value`.
     AugAssign {
-        target: Expr,
+        target: Box<Expr>,
         op: BinOp,
         value: Expr,
     },
     /// `target: annotation [= value]` (the REPL declares inputs this way).
     AnnAssign {
-        target: Expr,
-        annotation: Expr,
-        value: Option<Expr>,
+        target: Box<Expr>,
+        annotation: Box<Expr>,
+        value: Option<Box<Expr>>,
     },
     Expr(Expr),
     Return(Option<Expr>),
@@ -90,19 +152,19 @@ pub enum StmtKind {
     },
     /// `elif` is a nested `If` alone in `orelse`.
     If {
-        cond: Expr,
+        cond: Box<Expr>,
         body: Vec<Stmt>,
         orelse: Vec<Stmt>,
     },
     For {
-        target: Expr,
-        iter: Expr,
+        target: Box<Expr>,
+        iter: Box<Expr>,
         body: Vec<Stmt>,
     },
     Pass,
     Assert {
         cond: Expr,
-        msg: Option<Expr>,
+        msg: Option<Box<Expr>>,
     },
 }
 
@@ -120,7 +182,7 @@ pub struct Expr {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    Name(String),
+    Name(Name),
     Int(i64),
     Float(f64),
     Str(String),
@@ -131,15 +193,13 @@ pub enum ExprKind {
     List(Vec<Expr>),
     /// `*e` (in assignment targets, and in call arguments / displays).
     Starred(Box<Expr>),
+    /// `value.attr`; the name's span is the end of the expression's
+    /// (`Expr::attr_span`).
     Attribute {
         value: Box<Expr>,
-        attr: Ident,
+        attr: Name,
     },
-    Call {
-        func: Box<Expr>,
-        args: Vec<Expr>,
-        keywords: Vec<Keyword>,
-    },
+    Call(Box<Call>),
     /// `value[index]`; several comma-separated indices make a `Tuple` index.
     Subscript {
         value: Box<Expr>,
@@ -163,12 +223,12 @@ pub enum ExprKind {
     /// `a and b and c` / `a or b`.
     BoolOp {
         op: BoolOp,
-        values: Vec<Expr>,
+        values: Box<[Expr]>,
     },
     /// `a < b <= c`: chained comparisons.
     Compare {
         left: Box<Expr>,
-        ops: Vec<(CmpOp, Expr)>,
+        ops: Box<[(CmpOp, Expr)]>,
     },
     /// `body if cond else orelse`.
     IfExp {
@@ -177,12 +237,39 @@ pub enum ExprKind {
         orelse: Box<Expr>,
     },
     /// `[elt for target in iter if cond]`.
-    ListComp {
-        elt: Box<Expr>,
-        target: Box<Expr>,
-        iter: Box<Expr>,
-        cond: Option<Box<Expr>>,
-    },
+    ListComp(Box<ListComp>),
+}
+
+/// `func(*args, **keywords)`: boxed, so that the common small expressions
+/// keep `Expr` at 40 bytes (the tree of a big file is mostly expressions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    pub func: Expr,
+    pub args: Vec<Expr>,
+    pub keywords: Vec<Keyword>,
+}
+
+/// `[elt for target in iter if cond]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListComp {
+    pub elt: Expr,
+    pub target: Expr,
+    pub iter: Expr,
+    pub cond: Option<Expr>,
+}
+
+impl Expr {
+    /// The span of the attribute name of `value.attr`: the expression ends
+    /// with the name, which is one token.
+    pub fn attr_span(&self) -> Span {
+        match &self.kind {
+            ExprKind::Attribute { attr, .. } => Span {
+                start: self.span.end - attr.len() as u32,
+                end: self.span.end,
+            },
+            _ => self.span,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -270,5 +357,26 @@ impl CmpOp {
             CmpOp::In => "in",
             CmpOp::NotIn => "not in",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A big file's tree is mostly expressions and statements: their sizes
+    /// are part of the front end's speed and memory (issue 8), so a change
+    /// that grows them should be deliberate.
+    #[test]
+    fn node_sizes() {
+        eprintln!(
+            "Expr {} ExprKind {} Stmt {} StmtKind {}",
+            std::mem::size_of::<Expr>(),
+            std::mem::size_of::<ExprKind>(),
+            std::mem::size_of::<Stmt>(),
+            std::mem::size_of::<StmtKind>()
+        );
+        assert_eq!(std::mem::size_of::<Expr>(), 40);
+        assert_eq!(std::mem::size_of::<Stmt>(), 72);
     }
 }

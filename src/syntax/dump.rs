@@ -143,7 +143,7 @@ impl Dumper<'_> {
                         .iter()
                         .map(|(name, alias)| match alias {
                             Some(alias) => format!("{} as {}", name.name, alias.name),
-                            None => name.name.clone(),
+                            None => name.name.to_string(),
                         })
                         .collect();
                     let _ = write!(detail, " import {}", names.join(", "));
@@ -281,20 +281,16 @@ impl Dumper<'_> {
                 self.expr(d, "", inner);
             }
             ExprKind::Attribute { value, attr } => {
-                self.line(depth, label, "Attribute", &attr.name, span);
+                self.line(depth, label, "Attribute", attr, span);
                 self.expr(d, "value", value);
             }
-            ExprKind::Call {
-                func,
-                args,
-                keywords,
-            } => {
+            ExprKind::Call(call) => {
                 self.line(depth, label, "Call", "", span);
-                self.expr(d, "func", func);
-                for arg in args {
+                self.expr(d, "func", &call.func);
+                for arg in &call.args {
                     self.expr(d, "arg", arg);
                 }
-                for keyword in keywords {
+                for keyword in &call.keywords {
                     self.expr(d, &format!("{}=", keyword.name.name), &keyword.value);
                 }
             }
@@ -336,14 +332,14 @@ impl Dumper<'_> {
                     super::ast::BoolOp::Or => "or",
                 };
                 self.line(depth, label, "BoolOp", word, span);
-                for value in values {
+                for value in values.iter() {
                     self.expr(d, "", value);
                 }
             }
             ExprKind::Compare { left, ops } => {
                 self.line(depth, label, "Compare", "", span);
                 self.expr(d, "", left);
-                for (op, right) in ops {
+                for (op, right) in ops.iter() {
                     self.expr(d, op.symbol(), right);
                 }
             }
@@ -353,17 +349,12 @@ impl Dumper<'_> {
                 self.expr(d, "body", body);
                 self.expr(d, "else", orelse);
             }
-            ExprKind::ListComp {
-                elt,
-                target,
-                iter,
-                cond,
-            } => {
+            ExprKind::ListComp(comp) => {
                 self.line(depth, label, "ListComp", "", span);
-                self.expr(d, "elt", elt);
-                self.expr(d, "target", target);
-                self.expr(d, "iter", iter);
-                if let Some(cond) = cond {
+                self.expr(d, "elt", &comp.elt);
+                self.expr(d, "target", &comp.target);
+                self.expr(d, "iter", &comp.iter);
+                if let Some(cond) = &comp.cond {
                     self.expr(d, "if", cond);
                 }
             }

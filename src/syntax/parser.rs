@@ -13,8 +13,8 @@
 //! `import` line, so one run reports an error per broken function.
 
 use super::ast::{
-    BinOp, CmpOp, Expr, ExprKind, FunctionDef, Ident, Item, Keyword, Module, Param, Stmt, StmtKind,
-    UnaryOp,
+    BinOp, Call, CmpOp, Expr, ExprKind, FunctionDef, Ident, Item, Keyword, ListComp, Module, Name,
+    Param, Stmt, StmtKind, UnaryOp,
 };
 use super::lexer::{Layout, SyntaxError, SyntaxErrorKind, Tok};
 use super::lexer::{MAX_BRACKET_DEPTH, MAX_ELIF_BRANCHES, MAX_INDENT_DEPTH, MAX_LINE_OPERATORS};
@@ -212,6 +212,15 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diagnost
 /// and whether some expression may be deeper than `MAX_EXPR_DEPTH` (see
 /// `Layout::max_line_operators`): only then is the tree walked to check.
 fn parse_lines(text: &str, diagnostics: &mut Vec<Diagnostic>) -> (Option<Vec<Line>>, bool) {
+    let result = parse_lines_with_names(text, diagnostics);
+    end_names();
+    result
+}
+
+fn parse_lines_with_names(
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Option<Vec<Line>>, bool) {
     let parser = tp::LinesParser::new();
     let mut start = 0;
     loop {
@@ -911,7 +920,7 @@ pub(crate) fn climb(first: Expr, l: usize, r: usize, mut rest: Vec<Operation>) -
             },
             Op::Cmp(op) => ExprKind::Compare {
                 left: Box::new(first),
-                ops: vec![(op, operation.operand)],
+                ops: Box::new([(op, operation.operand)]),
             },
         };
         return Expr { kind, span };
@@ -964,7 +973,7 @@ pub(crate) fn climb(first: Expr, l: usize, r: usize, mut rest: Vec<Operation>) -
     Expr {
         kind: ExprKind::Compare {
             left: Box::new(left),
-            ops,
+            ops: ops.into_boxed_slice(),
         },
         span: Span {
             start: left_span.start,
@@ -1057,9 +1066,33 @@ pub(crate) fn stmt(kind: StmtKind, l: usize, r: usize) -> Box<Stmt> {
     })
 }
 
-pub(crate) fn ident(name: &str, l: usize, r: usize) -> Ident {
+/// The shared text of an identifier: every occurrence of a name in one
+/// parse gets the same allocation (`Name` clones are pointer copies).
+pub(crate) fn name(text: &str) -> Name {
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some(n) = names.get(text) {
+            return n.clone();
+        }
+        let n = Name::new(text);
+        names.insert(n.clone());
+        n
+    })
+}
+
+thread_local! {
+    /// The names of the parse in progress (emptied when it ends).
+    static NAMES: std::cell::RefCell<rustc_hash::FxHashSet<Name>> = Default::default();
+}
+
+/// Forgets the names of the parse that ended (the tree keeps its own).
+fn end_names() {
+    NAMES.with(|names| *names.borrow_mut() = Default::default());
+}
+
+pub(crate) fn ident(text: &str, l: usize, r: usize) -> Ident {
     Ident {
-        name: name.to_string(),
+        name: name(text),
         span: sp(l, r),
     }
 }
@@ -1224,11 +1257,11 @@ pub(crate) fn call<'a>(func: Expr, list: ArgList, l: usize, r: usize) -> ActionR
         return user_error(*error);
     }
     Ok(expr(
-        ExprKind::Call {
-            func: Box::new(func),
+        ExprKind::Call(Box::new(Call {
+            func,
             args: list.args,
             keywords: list.keywords,
-        },
+        })),
         l,
         r,
     ))
@@ -1313,7 +1346,7 @@ pub(crate) fn check_target<'a>(e: &Expr, usage: TargetUse) -> ActionResult<'a, (
     match usage {
         TargetUse::ExpressionStatement => {
             if let ExprKind::Name(name) = &e.kind {
-                if let Some(keyword) = PYTHON_ONLY_KEYWORDS.iter().find(|k| **k == name) {
+                if let Some(keyword) = PYTHON_ONLY_KEYWORDS.iter().find(|k| **k == name.as_str()) {
                     return user_error(SyntaxError {
                         kind: SyntaxErrorKind::Unsupported(keyword),
                         span: e.span,
@@ -1448,7 +1481,7 @@ fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
             } => {
                 out.push(target);
                 out.push(annotation);
-                out.extend(value.iter());
+                out.extend(value.as_deref());
             }
             StmtKind::Expr(e) => out.push(e),
             StmtKind::Return(value) => out.extend(value.iter()),
@@ -1472,7 +1505,7 @@ fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
             StmtKind::Pass => {}
             StmtKind::Assert { cond, msg } => {
                 out.push(cond);
-                out.extend(msg.iter());
+                out.extend(msg.as_deref());
             }
         }
     }
@@ -1494,14 +1527,10 @@ fn push_children<'e>(e: &'e Expr, depth: usize, stack: &mut Vec<(&'e Expr, usize
         ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(push),
         ExprKind::Starred(inner) => push(inner),
         ExprKind::Attribute { value, .. } => push(value),
-        ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } => {
-            push(func);
-            args.iter().for_each(&mut push);
-            keywords.iter().for_each(|k| push(&k.value));
+        ExprKind::Call(call) => {
+            push(&call.func);
+            call.args.iter().for_each(&mut push);
+            call.keywords.iter().for_each(|k| push(&k.value));
         }
         ExprKind::Subscript { value, index } => {
             push(value);
@@ -1528,16 +1557,11 @@ fn push_children<'e>(e: &'e Expr, depth: usize, stack: &mut Vec<(&'e Expr, usize
             push(body);
             push(orelse);
         }
-        ExprKind::ListComp {
-            elt,
-            target,
-            iter,
-            cond,
-        } => {
-            push(elt);
-            push(target);
-            push(iter);
-            if let Some(cond) = cond {
+        ExprKind::ListComp(comp) => {
+            push(&comp.elt);
+            push(&comp.target);
+            push(&comp.iter);
+            if let Some(cond) = &comp.cond {
                 push(cond);
             }
         }
@@ -1576,12 +1600,13 @@ fn dismantle_expr(e: Expr) {
             ExprKind::Tuple(items) | ExprKind::List(items) => stack.extend(items),
             ExprKind::Starred(inner) => stack.push(*inner),
             ExprKind::Attribute { value, .. } => stack.push(*value),
-            ExprKind::Call {
-                func,
-                args,
-                keywords,
-            } => {
-                stack.push(*func);
+            ExprKind::Call(call) => {
+                let Call {
+                    func,
+                    args,
+                    keywords,
+                } = *call;
+                stack.push(func);
                 stack.extend(args);
                 stack.extend(keywords.into_iter().map(|k| k.value));
             }
@@ -1597,26 +1622,27 @@ fn dismantle_expr(e: Expr) {
                 stack.push(*right);
             }
             ExprKind::UnaryOp { operand, .. } => stack.push(*operand),
-            ExprKind::BoolOp { values, .. } => stack.extend(values),
+            ExprKind::BoolOp { values, .. } => stack.extend(values.into_vec()),
             ExprKind::Compare { left, ops } => {
                 stack.push(*left);
-                stack.extend(ops.into_iter().map(|(_, e)| e));
+                stack.extend(ops.into_vec().into_iter().map(|(_, e)| e));
             }
             ExprKind::IfExp { cond, body, orelse } => {
                 stack.push(*cond);
                 stack.push(*body);
                 stack.push(*orelse);
             }
-            ExprKind::ListComp {
-                elt,
-                target,
-                iter,
-                cond,
-            } => {
-                stack.push(*elt);
-                stack.push(*target);
-                stack.push(*iter);
-                stack.extend(cond.map(|b| *b));
+            ExprKind::ListComp(comp) => {
+                let ListComp {
+                    elt,
+                    target,
+                    iter,
+                    cond,
+                } = *comp;
+                stack.push(elt);
+                stack.push(target);
+                stack.push(iter);
+                stack.extend(cond);
             }
         }
     }
@@ -1629,7 +1655,7 @@ fn dismantle_stmt(stmt: Stmt) {
             dismantle_expr(value);
         }
         StmtKind::AugAssign { target, value, .. } => {
-            dismantle_expr(target);
+            dismantle_expr(*target);
             dismantle_expr(value);
         }
         StmtKind::AnnAssign {
@@ -1637,9 +1663,9 @@ fn dismantle_stmt(stmt: Stmt) {
             annotation,
             value,
         } => {
-            dismantle_expr(target);
-            dismantle_expr(annotation);
-            value.into_iter().for_each(dismantle_expr);
+            dismantle_expr(*target);
+            dismantle_expr(*annotation);
+            value.into_iter().for_each(|v| dismantle_expr(*v));
         }
         StmtKind::Expr(e) => dismantle_expr(e),
         StmtKind::Return(value) => value.into_iter().for_each(dismantle_expr),
@@ -1651,19 +1677,19 @@ fn dismantle_stmt(stmt: Stmt) {
             body.into_iter().for_each(dismantle_stmt);
         }
         StmtKind::If { cond, body, orelse } => {
-            dismantle_expr(cond);
+            dismantle_expr(*cond);
             body.into_iter().for_each(dismantle_stmt);
             orelse.into_iter().for_each(dismantle_stmt);
         }
         StmtKind::For { target, iter, body } => {
-            dismantle_expr(target);
-            dismantle_expr(iter);
+            dismantle_expr(*target);
+            dismantle_expr(*iter);
             body.into_iter().for_each(dismantle_stmt);
         }
         StmtKind::Pass => {}
         StmtKind::Assert { cond, msg } => {
             dismantle_expr(cond);
-            msg.into_iter().for_each(dismantle_expr);
+            msg.into_iter().for_each(|m| dismantle_expr(*m));
         }
     }
 }

@@ -1,0 +1,118 @@
+//! `Chunked<T>`: an append-only vector stored in fixed-size chunks, for the
+//! machine's tensors, storages, nodes and version counters. A program of a
+//! million statements makes millions of them; a plain `Vec` would double its
+//! buffer and copy it as it grows, holding old and new buffers at once (a
+//! peak of three times the data) and touching every page twice. Chunks are
+//! never moved, so memory grows with what is used, and ids stay plain indices.
+
+use std::ops::{Index, IndexMut};
+
+const SHIFT: u32 = 12;
+const CHUNK: usize = 1 << SHIFT;
+const MASK: usize = CHUNK - 1;
+
+#[derive(Clone, Debug)]
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Chunked<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn push(&mut self, value: T) {
+        if self.len & MASK == 0 {
+            // The first chunk grows like a Vec (most programs are small);
+            // later ones are allocated whole.
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Vec::with_capacity(capacity));
+        }
+        if let Some(last) = self.chunks.last_mut() {
+            last.push(value);
+        }
+        self.len += 1;
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i >> SHIFT)?.get(i & MASK)
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.chunks.get_mut(i >> SHIFT)?.get_mut(i & MASK)
+    }
+
+    pub fn last(&self) -> Option<&T> {
+        self.chunks.last()?.last()
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + '_ {
+        self.chunks.iter().flatten()
+    }
+}
+
+impl<T> Index<usize> for Chunked<T> {
+    type Output = T;
+
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.chunks[i >> SHIFT][i & MASK]
+    }
+}
+
+impl<T> IndexMut<usize> for Chunked<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i >> SHIFT][i & MASK]
+    }
+}
+
+impl<T> FromIterator<T> for Chunked<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut c = Chunked::new();
+        for v in iter {
+            c.push(v);
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_survive_growth_across_chunks() {
+        let mut c = Chunked::new();
+        for i in 0..3 * CHUNK + 5 {
+            c.push(i);
+        }
+        assert_eq!(c.len(), 3 * CHUNK + 5);
+        assert_eq!(c[0], 0);
+        assert_eq!(c[CHUNK], CHUNK);
+        assert_eq!(c[3 * CHUNK + 4], 3 * CHUNK + 4);
+        assert_eq!(c.get(3 * CHUNK + 5), None);
+        assert_eq!(c.last(), Some(&(3 * CHUNK + 4)));
+        c[7] = 70;
+        assert_eq!(c.iter().nth(7), Some(&70));
+        assert_eq!(c.iter().count(), c.len());
+    }
+}
