@@ -52,11 +52,27 @@ impl Outcome {
     }
 }
 
+/// The stack of every thread that parses or analyses (both recurse on
+/// nesting, within the limits the front end and the interpreter enforce).
+pub const WORKER_STACK_BYTES: usize = 256 << 20;
+
 /// How long each stage of `check_with_timings` took.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timings {
     pub parse: std::time::Duration,
     pub analysis: std::time::Duration,
+    /// The process's peak resident memory after parsing and after the
+    /// analysis, in bytes, where the system tells it (Linux).
+    pub peak_after_parse: Option<u64>,
+    pub peak_after_analysis: Option<u64>,
+}
+
+/// The process's peak resident memory so far (`VmHWM`), in bytes.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// `check`, also reporting how long parsing and analysis took.
@@ -64,10 +80,17 @@ pub fn check_with_timings(file: &SourceFile, options: &Options) -> (Outcome, Tim
     let started = std::time::Instant::now();
     let parsed = syntax::parser::parse_module(&file.text);
     let parse = started.elapsed();
+    let peak_after_parse = peak_memory();
     let started = std::time::Instant::now();
     let outcome = analyse_parsed(parsed, options);
     let analysis = started.elapsed();
-    (outcome, Timings { parse, analysis })
+    let timings = Timings {
+        parse,
+        analysis,
+        peak_after_parse,
+        peak_after_analysis: peak_memory(),
+    };
+    (outcome, timings)
 }
 
 fn analyse_parsed(

@@ -55,8 +55,7 @@ pub const EXIT_FAILED: u8 = 1;
 /// Usage or I/O problem (bad path, unreadable file, bless refused).
 pub const EXIT_USAGE: u8 = 2;
 
-/// The stack of each worker thread (the analysis recurses on nesting).
-pub const WORKER_STACK_BYTES: usize = 256 << 20;
+pub use crate::WORKER_STACK_BYTES;
 
 /// More cases than this show a progress line on a terminal.
 const PROGRESS_THRESHOLD: usize = 20;

@@ -595,10 +595,7 @@ pub fn tensor_attr(
     if !matches!(attr, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH")
         && OpTable::get().lookup(attr).is_some_and(|o| o.method)
     {
-        return Ok(Value::Method {
-            receiver: Box::new(Value::Tensor(t)),
-            name: Rc::from(attr),
-        });
+        return Ok(Value::method(Value::Tensor(t), attr));
     }
     let tt = it.m.t(t);
     let (ndim, dtype) = (tt.sizes.len(), tt.dtype);
@@ -665,10 +662,7 @@ pub fn tensor_attr(
         }
         _ => {
             if is_query(attr) || OpTable::get().lookup(attr).is_some_and(|o| o.method) {
-                Value::Method {
-                    receiver: Box::new(Value::Tensor(t)),
-                    name: Rc::from(attr),
-                }
+                Value::method(Value::Tensor(t), attr)
             } else {
                 let table = OpTable::get();
                 let names = table
@@ -1507,7 +1501,10 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
         out.push(match v {
             Value::Int(i) => Index::Int(i),
             Value::Bool(_) => Index::Bool,
-            Value::Slice(a, b, c) => Index::Slice(a, b, c),
+            Value::Slice(parts) => {
+                let [a, b, c] = *parts;
+                Index::Slice(a, b, c)
+            }
             Value::None => Index::None,
             Value::Ellipsis => Index::Ellipsis,
             Value::Tensor(t) => Index::Tensor(t),

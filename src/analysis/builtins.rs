@@ -338,11 +338,11 @@ pub fn call_builtin(
         }
         "no_grad" | "enable_grad" => {
             arity(name, &pos, 0, 0, span)?;
-            Ok(Value::Context(if name == "no_grad" {
+            Ok(Value::Context(Box::new(if name == "no_grad" {
                 Context::NoGrad
             } else {
                 Context::EnableGrad
-            }))
+            })))
         }
         "inference_mode" => {
             arity(name, &pos, 0, 1, span)?;
@@ -350,7 +350,7 @@ pub fn call_builtin(
                 Some(v) => as_bool(v, "inference_mode's mode", span)?,
                 None => true,
             };
-            Ok(Value::Context(Context::InferenceMode(on)))
+            Ok(Value::Context(Box::new(Context::InferenceMode(on))))
         }
         "set_grad_enabled" => {
             arity(name, &pos, 0, 1, span)?;
@@ -363,7 +363,9 @@ pub fn call_builtin(
             let previous = it.m.grad_enabled;
             it.m.grad_enabled = on;
             it.m.provenance.grad_mode(span, on);
-            Ok(Value::Context(Context::SetGradEnabled { previous }))
+            Ok(Value::Context(Box::new(Context::SetGradEnabled {
+                previous,
+            })))
         }
         "is_grad_enabled" => Ok(Value::Bool(it.m.grad_enabled && !it.m.inference_mode)),
         "is_inference_mode_enabled" => Ok(Value::Bool(it.m.inference_mode)),
@@ -387,7 +389,10 @@ pub fn call_builtin(
                     a.dtype = d;
                 }
             }
-            Ok(Value::Context(Context::Autocast { device, enabled }))
+            Ok(Value::Context(Box::new(Context::Autocast {
+                device,
+                enabled,
+            })))
         }
         "set_autocast_enabled" => {
             let (device, v) = match (pos.first(), pos.get(1)) {

@@ -594,7 +594,7 @@ impl<'a> Interp<'a> {
                     }
                 };
                 let (a, b, c) = (part(lower)?, part(upper)?, part(step)?);
-                Value::Slice(a, b, c)
+                Value::Slice(Box::new([a, b, c]))
             }
             ExprKind::BinOp { op, left, right } => {
                 let l = self.eval(env, left)?;
@@ -1128,7 +1128,8 @@ impl<'a> Interp<'a> {
             Value::Tensor(t) => super::apply::getitem(self, *t, idx, span),
             Value::Tuple(_) | Value::List(_) => {
                 let items = v.sequence().unwrap_or_default();
-                if let Value::Slice(a, b, c) = idx {
+                if let Value::Slice(parts) = idx {
+                    let [a, b, c] = &**parts;
                     let n = items.len() as i64;
                     let get = |x: &Option<SymInt>| x.as_ref().and_then(|s| s.as_int());
                     let step = get(c).unwrap_or(1);
@@ -1181,12 +1182,12 @@ impl<'a> Interp<'a> {
         match &v {
             Value::Module(m) => self.module_attr(m, attr, attr_span),
             Value::Tensor(t) => super::apply::tensor_attr(self, *t, attr, attr_span, span),
-            Value::Op { name, namespace } if *namespace == "aten" => {
+            Value::Op { name, aten: true } => {
                 // torch.ops.aten.NAME.OVERLOAD reaches the same op.
                 let _ = attr;
                 Ok(Value::Op {
                     name: name.clone(),
-                    namespace: "aten",
+                    aten: true,
                 })
             }
             Value::List(_)
@@ -1195,19 +1196,15 @@ impl<'a> Interp<'a> {
                     "append" | "extend" | "pop" | "insert" | "index" | "count"
                 ) =>
             {
-                Ok(Value::Method {
-                    receiver: Box::new(v.clone()),
-                    name: Rc::from(attr),
-                })
+                Ok(Value::method(v.clone(), attr))
             }
             // torch.return_types (max(dim), sort, topk, …): (values, indices).
             Value::Tuple(items) if items.len() == 2 && matches!(attr, "values" | "indices") => {
                 Ok(items[usize::from(attr == "indices")].clone())
             }
-            Value::Tuple(_) if matches!(attr, "index" | "count") => Ok(Value::Method {
-                receiver: Box::new(v.clone()),
-                name: Rc::from(attr),
-            }),
+            Value::Tuple(_) if matches!(attr, "index" | "count") => {
+                Ok(Value::method(v.clone(), attr))
+            }
             Value::Dtype(d) if attr == "is_floating_point" => Ok(Value::Bool(d.is_floating())),
             Value::Dtype(d) if attr == "itemsize" => Ok(Value::int(d.itemsize())),
             Value::Dtype(d) if attr == "is_complex" => Ok(Value::Bool(d.is_complex())),
@@ -1270,17 +1267,11 @@ impl<'a> Interp<'a> {
             _ => None,
         };
         if let Some(name) = found {
-            let namespace = match module {
-                "torch.nn.functional" => "F",
-                "torch.ops.aten" => "aten",
-                "torch.ops.inductor" => "inductor",
-                _ => "torch",
-            };
             // Use the spelling the user wrote (aliases share an entry).
             let _ = name;
             return Ok(Value::Op {
                 name: Rc::from(attr),
-                namespace,
+                aten: module == "torch.ops.aten",
             });
         }
         let mut d = err(
@@ -1315,17 +1306,16 @@ impl<'a> Interp<'a> {
         match f {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
-            Value::Op { name, namespace } => {
-                let _ = namespace;
-                self.call_op(&name, pos, kw, span)
-            }
-            Value::Method { receiver, name } => match *receiver {
+            Value::Op { name, .. } => self.call_op(&name, pos, kw, span),
+            Value::Method(method) => match &method.receiver {
                 Value::Tensor(t) => {
-                    super::apply::tensor_method(self, t, &name, pos, kw, span, func_span)
+                    super::apply::tensor_method(self, *t, &method.name, pos, kw, span, func_span)
                 }
-                Value::List(items) => super::builtins::list_method(self, &items, &name, pos, span),
+                Value::List(items) => {
+                    super::builtins::list_method(self, items, &method.name, pos, span)
+                }
                 Value::Tuple(items) => {
-                    super::builtins::tuple_method(self, &items, &name, pos, span)
+                    super::builtins::tuple_method(self, items, &method.name, pos, span)
                 }
                 other => Err(err(
                     "type",

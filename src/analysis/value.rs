@@ -34,8 +34,10 @@ pub enum Value {
     Tensor(TensorId),
     Tuple(Rc<Vec<Value>>),
     List(Rc<RefCell<Vec<Value>>>),
-    /// A slice object made by `a:b:c` inside a subscript.
-    Slice(Option<SymInt>, Option<SymInt>, Option<SymInt>),
+    /// A slice object made by `a:b:c` inside a subscript (boxed, as are the
+    /// other rare big variants, so that a `Value` is 24 bytes: environments
+    /// hold one per name).
+    Slice(Box<[Option<SymInt>; 3]>),
     Dtype(DType),
     MemoryFormat(MemoryFormat),
     Device(Rc<str>),
@@ -48,19 +50,32 @@ pub enum Value {
     /// An op reached as a function (`torch.add`, `F.relu`, `torch.ops.aten.add.Tensor`).
     Op {
         name: Rc<str>,
-        namespace: &'static str,
+        /// Reached as `torch.ops.aten.NAME` (`.default`/`.Tensor` follow).
+        aten: bool,
     },
     /// `obj.method` not yet called.
-    Method {
-        receiver: Box<Value>,
-        name: Rc<str>,
-    },
-    Context(Context),
+    Method(Box<Method>),
+    Context(Box<Context>),
     /// `torch.Tensor` (for isinstance).
     TensorType,
 }
 
+/// `obj.method`, not yet called.
+#[derive(Clone, Debug)]
+pub struct Method {
+    pub receiver: Value,
+    pub name: Rc<str>,
+}
+
 impl Value {
+    /// `receiver.name`, a method not yet called.
+    pub fn method(receiver: Value, name: &str) -> Value {
+        Value::Method(Box::new(Method {
+            receiver,
+            name: Rc::from(name),
+        }))
+    }
+
     pub fn int(v: i64) -> Value {
         Value::Int(SymInt::int(v))
     }
@@ -91,7 +106,7 @@ impl Value {
             Value::Device(_) => "torch.device",
             Value::Module(_) => "module",
             Value::Builtin(_) | Value::Function(_) | Value::Op { .. } => "function",
-            Value::Method { .. } => "method",
+            Value::Method(_) => "method",
             Value::Context(_) => "context manager",
             Value::TensorType => "type",
         }
@@ -104,5 +119,14 @@ impl Value {
             Value::List(items) => Some(items.borrow().clone()),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Environments hold a `Value` per name: keep it small.
+    #[test]
+    fn value_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 24);
     }
 }

@@ -343,7 +343,8 @@ pub fn scalar(value: &Value) -> String {
                 _ => format!("[{}]", items.join(", ")),
             }
         }
-        Value::Slice(a, b, c) => {
+        Value::Slice(parts) => {
+            let [a, b, c] = &**parts;
             let part = |v: &Option<crate::sym::SymInt>| {
                 v.as_ref().map_or(String::new(), |v| v.to_string())
             };
@@ -356,7 +357,7 @@ pub fn scalar(value: &Value) -> String {
         Value::Builtin(b) => format!("builtin {b}"),
         Value::Function(f) => format!("function {f}"),
         Value::Op { name, .. } => format!("op {name}"),
-        Value::Method { name, .. } => format!("method {name}"),
+        Value::Method(method) => format!("method {}", method.name),
         Value::Context(_) => "a context manager".into(),
         Value::TensorType => "torch.Tensor".into(),
     }
