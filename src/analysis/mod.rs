@@ -510,7 +510,7 @@ mod tests {
             let line = match i % 5 {
                 0 => format!("    a{i} = y.t()\n"),
                 1 => format!("    w[{}].add_(1)\n", i % 8),
-                2 => format!("    y = (y + w).relu()\n"),
+                2 => "    y = (y + w).relu()\n".to_string(),
                 3 => format!("    b{i} = y.reshape(64)\n"),
                 _ => "    y = y @ w\n".to_string(),
             };
