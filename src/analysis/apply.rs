@@ -64,10 +64,13 @@ impl Args<'_> {
 
     pub fn int(&self, it: &mut Interp, name: &str) -> OpResult<i64> {
         match self.get(name) {
-            Value::Int(i) => {
-                it.m.sizes
-                    .concrete(i, &format!("{}()'s `{name}`", self.op.name))
-            }
+            Value::Int(i) => match i.as_int() {
+                Some(v) => Ok(v),
+                None => it
+                    .m
+                    .sizes
+                    .concrete(i, &format!("{}()'s `{name}`", self.op.name)),
+            },
             Value::Bool(b) => Ok(*b as i64),
             other => Err(oe(
                 "arguments",
@@ -484,15 +487,18 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
 }
 
 fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Vec<SymInt>> {
-    let ts: Vec<Tensor> = tensors.iter().map(|&t| it.m.t(t).clone()).collect();
-    let operands: Vec<IterOperand> = ts
+    let m = &mut it.m;
+    let operands: Vec<IterOperand> = tensors
         .iter()
-        .map(|t| IterOperand {
-            sizes: &t.sizes,
-            strides: &t.strides,
+        .map(|&t| {
+            let t = &m.tensors[t];
+            IterOperand {
+                sizes: &t.sizes,
+                strides: &t.strides,
+            }
         })
         .collect();
-    shape::iterator_output_strides(sizes, &operands, &mut it.m.sizes)
+    shape::iterator_output_strides(sizes, &operands, &mut m.sizes)
 }
 
 fn pointwise_meta(it: &mut Interp, p: &Pointwise) -> OpResult<Meta> {

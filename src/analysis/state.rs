@@ -783,33 +783,42 @@ pub fn extent(sizes: &[SymInt], strides: &[SymInt], offset: &SymInt) -> Option<i
 }
 
 /// autograd's node name for an op (`mul` -> `MulBackward0`), interned: the
-/// names come from the op table, so the set is small.
+/// names come from the op table, so the set is small. One process-wide set
+/// (each name is made once, whatever thread asks), with a per-thread cache in
+/// front so that the hot path takes no lock.
 pub fn node_name(op: &str) -> &'static str {
     use std::cell::RefCell;
-    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Names = rustc_hash::FxHashMap<String, &'static str>;
+    static ALL: OnceLock<Mutex<Names>> = OnceLock::new();
     thread_local! {
-        static NAMES: RefCell<HashMap<String, &'static str>> = RefCell::new(HashMap::new());
+        static SEEN: RefCell<Names> = RefCell::default();
     }
-    NAMES.with(|names| {
-        if let Some(n) = names.borrow().get(op) {
+    SEEN.with(|seen| {
+        if let Some(n) = seen.borrow().get(op) {
             return *n;
         }
-        let base = op.trim_end_matches('_');
-        let mut out = String::new();
-        let mut upper = true;
-        for c in base.chars() {
-            if c == '_' {
-                upper = true;
-            } else if upper {
-                out.extend(c.to_uppercase());
-                upper = false;
-            } else {
-                out.push(c);
+        let mut all = ALL
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let name = *all.entry(op.to_string()).or_insert_with(|| {
+            let mut out = String::new();
+            let mut upper = true;
+            for c in op.trim_end_matches('_').chars() {
+                if c == '_' {
+                    upper = true;
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                    upper = false;
+                } else {
+                    out.push(c);
+                }
             }
-        }
-        out.push_str("Backward0");
-        let leaked: &'static str = Box::leak(out.into_boxed_str());
-        names.borrow_mut().insert(op.to_string(), leaked);
-        leaked
+            out.push_str("Backward0");
+            Box::leak(out.into_boxed_str())
+        });
+        seen.borrow_mut().insert(op.to_string(), name);
+        name
     })
 }

@@ -8,7 +8,6 @@ pub mod saved;
 pub mod shape;
 pub mod table;
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +85,7 @@ pub struct OpDef {
 
 pub struct OpTable {
     pub ops: Vec<OpDef>,
-    by_name: HashMap<&'static str, usize>,
+    by_name: rustc_hash::FxHashMap<&'static str, usize>,
 }
 
 fn parse_type(t: &str) -> ParamType {
@@ -220,7 +219,7 @@ impl OpTable {
             }
             ops.push(def);
         }
-        let mut by_name = HashMap::new();
+        let mut by_name = rustc_hash::FxHashMap::default();
         for (i, op) in ops.iter().enumerate() {
             for s in &op.spellings {
                 by_name.entry(*s).or_insert(i);

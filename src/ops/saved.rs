@@ -675,13 +675,29 @@ pub fn lookup(op: &str, inplace: bool) -> Option<&'static OpSaves> {
         .iter()
         .find(|(a, _)| *a == name)
         .map_or(name, |(_, t)| t);
-    let find = |key: &str| TABLE.iter().find(|r| r.op == key && r.inplace == inplace);
+    let index = index();
+    let find = |key: &str| index.get(&(key, inplace)).map(|&i| &TABLE[i]);
     if let Some(o) = overload {
         if let Some(r) = find(&format!("{name}.{o}")) {
             return Some(r);
         }
     }
     find(name)
+}
+
+/// `TABLE`'s rows by (op, inplace): `lookup` runs for every op that records
+/// history, and the table has hundreds of rows. The first row of a key wins,
+/// as a scan would find it.
+fn index() -> &'static rustc_hash::FxHashMap<(&'static str, bool), usize> {
+    static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<(&'static str, bool), usize>> =
+        std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index = rustc_hash::FxHashMap::default();
+        for (i, row) in TABLE.iter().enumerate() {
+            index.entry((row.op, row.inplace)).or_insert(i);
+        }
+        index
+    })
 }
 
 /// What the autograd node of `op` (aten name without overload or trailing

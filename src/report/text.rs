@@ -22,7 +22,6 @@ use crate::report::Diagnostic;
 use crate::syntax::ast::{self, ExprKind, StmtKind};
 use crate::syntax::Span;
 use crate::{Outcome, SourceFile};
-use std::collections::HashMap;
 use std::fmt::Write;
 
 /// The report for one file (diagnostics are rendered separately, on stderr).
@@ -84,7 +83,9 @@ pub fn file_report_styled(
 /// that assignments bind (`v = w.view(4, 4)` names the view `v`), colour.
 pub(crate) struct Context<'a> {
     pub file: &'a SourceFile,
-    bindings: HashMap<Span, String>,
+    /// `name = value` assignments: the span of each value and the name, in
+    /// source order (sorted by span), for a binary search.
+    bindings: Vec<(Span, ast::Name)>,
     color: bool,
 }
 
@@ -101,7 +102,7 @@ pub(crate) enum Style {
 
 impl<'a> Context<'a> {
     pub fn new(file: &'a SourceFile, module: Option<&ast::Module>, color: bool) -> Context<'a> {
-        let mut bindings = HashMap::new();
+        let mut bindings = Vec::new();
         if let Some(module) = module {
             for item in &module.items {
                 if let ast::Item::Def(def) = item {
@@ -109,6 +110,7 @@ impl<'a> Context<'a> {
                 }
             }
         }
+        bindings.sort_by_key(|(span, _)| (span.start, span.end));
         Context {
             file,
             bindings,
@@ -150,7 +152,13 @@ impl<'a> Context<'a> {
 
     /// The name an assignment gave the tensor made at `span`, if any.
     pub fn binding(&self, span: Span) -> Option<&str> {
-        self.bindings.get(&span).map(String::as_str)
+        let at = self
+            .bindings
+            .partition_point(|(s, _)| (s.start, s.end) < (span.start, span.end));
+        match self.bindings.get(at) {
+            Some((s, name)) if *s == span => Some(name.as_str()),
+            _ => None,
+        }
     }
 
     /// One alias of a chain, in words: "view `v` (`w.view(4, 4)`, f.tp:4:9)".
@@ -192,13 +200,13 @@ impl<'a> Context<'a> {
     }
 }
 
-fn collect_bindings(body: &[ast::Stmt], out: &mut HashMap<Span, String>) {
+fn collect_bindings(body: &[ast::Stmt], out: &mut Vec<(Span, ast::Name)>) {
     for stmt in body {
         match &stmt.kind {
             StmtKind::Assign { targets, value } => {
                 if let [target] = targets.as_slice() {
                     if let ExprKind::Name(name) = &target.kind {
-                        out.entry(value.span).or_insert_with(|| name.to_string());
+                        out.push((value.span, name.clone()));
                     }
                 }
             }
@@ -208,7 +216,7 @@ fn collect_bindings(body: &[ast::Stmt], out: &mut HashMap<Span, String>) {
                 ..
             } => {
                 if let ExprKind::Name(name) = &target.kind {
-                    out.entry(value.span).or_insert_with(|| name.to_string());
+                    out.push((value.span, name.clone()));
                 }
             }
             StmtKind::With { body, .. } | StmtKind::For { body, .. } => collect_bindings(body, out),
