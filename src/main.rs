@@ -89,6 +89,9 @@ struct CheckArgs {
     /// Print how long each stage took, on stderr.
     #[arg(long)]
     timings: bool,
+    /// Files checked at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     /// The programs to check; `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -251,8 +254,10 @@ fn check(args: &CheckArgs) -> u8 {
     let out_color = render::use_color(std::io::stdout().is_terminal());
     let err_color = render::use_color(std::io::stderr().is_terminal());
     // Files are independent: check them on every core, print in order.
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+    let workers = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .min(args.files.len())
         .max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -262,16 +267,26 @@ fn check(args: &CheckArgs) -> u8 {
         .map(|_| std::sync::Mutex::new(None))
         .collect();
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(path) = args.files.get(i) else { break };
-                let checked = check_one(path, args, &options, several, out_color, err_color);
-                if let Ok(mut slot) = results[i].lock() {
-                    *slot = Some(checked);
-                }
-            });
+        let work = || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(path) = args.files.get(i) else { break };
+            let checked = check_one(path, args, &options, several, out_color, err_color);
+            if let Ok(mut slot) = results[i].lock() {
+                *slot = Some(checked);
+            }
+        };
+        // Workers get the big stack the parser and interpreter are built
+        // for; this thread (which has it too) is one of them.
+        for _ in 1..workers {
+            let spawned = std::thread::Builder::new()
+                .name("tpi-check".to_string())
+                .stack_size(WORKER_STACK_BYTES)
+                .spawn_scoped(scope, work);
+            if spawned.is_err() {
+                break;
+            }
         }
+        work();
     });
     let mut status = EXIT_OK;
     for slot in results {

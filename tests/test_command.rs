@@ -169,3 +169,42 @@ fn a_flags_file_sets_keep_input_mutations() {
     let (status, out, _) = tpi_test(&dir, &[], false);
     assert_eq!(status, 0, "{out}");
 }
+
+/// `tpi check` on several files checks them on worker threads: a deeply
+/// nested program among them is still a diagnostic (the workers have the
+/// big stack), and `-j` bounds the workers.
+#[test]
+fn check_several_files_on_workers() {
+    let dir = scratch("check-workers");
+    let deep = format!(
+        "def f(x: Tensor(4)):\n    return {}x{}\n",
+        "(".repeat(5_000),
+        ")".repeat(5_000)
+    );
+    let nested_calls = format!(
+        "def g(x: Tensor(4)):\n    return {}x{}\n",
+        "abs(".repeat(150),
+        ")".repeat(150)
+    );
+    write(&dir, "a.tp", ADD);
+    write(&dir, "deep.tp", &deep);
+    write(&dir, "calls.tp", &nested_calls);
+    write(&dir, "view.tp", VIEW);
+    for jobs in [None, Some("1"), Some("3")] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tpi"));
+        command.arg("check").current_dir(&dir).env("NO_COLOR", "1");
+        if let Some(j) = jobs {
+            command.args(["-j", j]);
+        }
+        command.args(["a.tp", "deep.tp", "calls.tp", "view.tp"]);
+        let output = command.output().unwrap_or_else(|e| panic!("tpi: {e}"));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
+        assert!(stderr.contains("deep.tp"), "{stderr}");
+        // The reports come in the order of the files.
+        let a = stdout.find("a.tp").expect("a.tp is reported");
+        let view = stdout.find("view.tp").expect("view.tp is reported");
+        assert!(a < view, "{stdout}");
+    }
+}

@@ -66,10 +66,10 @@ impl Args<'_> {
         match self.get(name) {
             Value::Int(i) => match i.as_int() {
                 Some(v) => Ok(v),
-                None => it
-                    .m
-                    .sizes
-                    .concrete(i, &format!("{}()'s `{name}`", self.op.name)),
+                None => {
+                    it.m.sizes
+                        .concrete(i, &format!("{}()'s `{name}`", self.op.name))
+                }
             },
             Value::Bool(b) => Ok(*b as i64),
             other => Err(oe(
