@@ -4,6 +4,8 @@
 //! describes: views, reshapes, functional ops and in-place mutations of an
 //! input over a sliding window of live values, in one entry function.
 //! Prints the time of each stage, µs per statement, and the program's size.
+//! `TPI_BENCH_WRITE=DIR` also writes each program to `DIR/bench_N.tp`, for
+//! whole-process runs: `tpi check --timings DIR/bench_20000.tp`.
 
 use std::time::Instant;
 use tpi::{Options, SourceFile};
@@ -72,6 +74,13 @@ fn main() {
             break;
         }
         let text = generate(n);
+        if let Some(dir) = std::env::var_os("TPI_BENCH_WRITE") {
+            // The same programs as files, for whole-process runs of
+            // `tpi check --timings` (issue 8 counts the whole process).
+            let path = std::path::Path::new(&dir).join(format!("bench_{n}.tp"));
+            std::fs::write(&path, &text)
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        }
         let file = SourceFile::new("bench.tp", text);
         let mut best = (f64::MAX, f64::MAX, f64::MAX);
         let runs = if n >= 1_000_000 { 1 } else { 3 };
