@@ -655,22 +655,54 @@ impl<'a> Interp<'a> {
                 } = &**comp;
                 let seq = self.eval(env, iter)?;
                 let items = self.iterate(&seq, iter.span)?;
-                let mut out = Vec::new();
-                // Python 3 comprehensions have their own scope.
-                let mut inner = env.clone();
-                for item in items {
-                    self.assign(&mut inner, target, item, target.span)?;
-                    if let Some(c) = cond {
-                        let cv = self.eval(&mut inner, c)?;
-                        if !self.truthy(&cv, c.span)? {
-                            continue;
-                        }
-                    }
-                    out.push(self.eval(&mut inner, elt)?);
+                // Python 3 comprehensions have their own scope: the target's
+                // names are bound in `env` for the loop and given back their
+                // outer values after it (only the target assigns; copying the
+                // whole environment instead would cost O(names) per
+                // comprehension in a big function).
+                let mut names = Vec::new();
+                target_names(target, &mut names);
+                let outer: Vec<(Name, Option<Value>)> = names
+                    .into_iter()
+                    .map(|n| {
+                        let v = env.get(&n).cloned();
+                        (n, v)
+                    })
+                    .collect();
+                let out = self.comprehension(env, elt, target, cond.as_ref(), items);
+                for (name, value) in outer {
+                    match value {
+                        Some(v) => env.insert(name, v),
+                        None => env.remove(&name),
+                    };
                 }
-                Value::list(out)
+                Value::list(out?)
             }
         })
+    }
+
+    /// The items of `[elt for target in items if cond]`, with the target's
+    /// names bound in `env`.
+    fn comprehension(
+        &mut self,
+        env: &mut Env,
+        elt: &Expr,
+        target: &Expr,
+        cond: Option<&Expr>,
+        items: Vec<Value>,
+    ) -> R<Vec<Value>> {
+        let mut out = Vec::new();
+        for item in items {
+            self.assign(env, target, item, target.span)?;
+            if let Some(c) = cond {
+                let cv = self.eval(env, c)?;
+                if !self.truthy(&cv, c.span)? {
+                    continue;
+                }
+            }
+            out.push(self.eval(env, elt)?);
+        }
+        Ok(out)
     }
 
     fn eval_items(&mut self, env: &mut Env, items: &[Expr]) -> R<Vec<Value>> {
@@ -1656,4 +1688,16 @@ pub fn signature(op: &OpDef) -> String {
         });
     }
     format!("{}({})", op.name, parts.join(", "))
+}
+
+/// The names an assignment target binds (`a`, `(a, *rest)`, `[a, b]`).
+fn target_names(target: &Expr, out: &mut Vec<Name>) {
+    match &target.kind {
+        ExprKind::Name(n) => out.push(n.clone()),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| target_names(i, out))
+        }
+        ExprKind::Starred(inner) => target_names(inner, out),
+        _ => {}
+    }
 }
