@@ -528,7 +528,7 @@ impl ShapeEnv {
     /// monomial, by `k` times an upper bound of `X`: returns `(w, s)` with
     /// `cur >= w / s`, `s > 0`.
     fn eliminate(&self, cur: &SymInt, depth: u32) -> Option<(SymInt, i64)> {
-        let Repr::Sym(p) = &cur.0 else {
+        let Repr::Sym(p) = cur.r() else {
             return None;
         };
         for (i, (m, k)) in p.terms.iter().enumerate() {
@@ -638,8 +638,8 @@ impl ShapeEnv {
     /// coefficient of a non-constant monomial in the `t`s is >= 0, the
     /// constant term is a lower bound.
     fn shift_lb(&self, v: &SymInt, depth: u32) -> Option<i128> {
-        let p = match &v.0 {
-            Repr::Int(c) => return Some(i128::from(*c)),
+        let p = match v.r() {
+            Repr::Int(c) => return Some(i128::from(c)),
             Repr::Sym(p) => p,
         };
         // The top-degree monomials keep their coefficients in the expansion.
@@ -742,7 +742,7 @@ impl ShapeEnv {
         let Ok(d) = self.resolve(d) else {
             return;
         };
-        let Repr::Sym(p) = &d.0 else {
+        let Repr::Sym(p) = d.r() else {
             return;
         };
         let mut free: Vec<Arc<str>> = Vec::new();
@@ -819,7 +819,7 @@ impl ShapeEnv {
         let Ok(d) = self.resolve(d) else {
             return;
         };
-        let Repr::Sym(p) = &d.0 else {
+        let Repr::Sym(p) = d.r() else {
             return;
         };
         let mut sym: Option<Arc<str>> = None;

@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 mod env;
@@ -52,15 +53,98 @@ impl fmt::Display for SymError {
 impl std::error::Error for SymError {}
 
 /// An integer size: a concrete `i64`, or a canonical polynomial over symbols
-/// and opaque `//` / `%` atoms. Cheap to clone (an `Arc` when symbolic).
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct SymInt(Repr);
+/// and opaque `//` / `%` atoms. One word: an integer of 63 bits is stored in
+/// place (shifted left, low bit set); anything else is an `Arc` pointer (low
+/// bit clear) to a `Heap` value. Cheap to clone, and shapes of them are small
+/// (a program of a million statements holds millions of shapes).
+pub struct SymInt(NonZeroUsize);
 
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum Repr {
+/// What a `SymInt` is, borrowed: the form every operation matches on.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Repr<'a> {
     Int(i64),
     /// Invariant: at least one non-constant term.
-    Sym(Arc<Poly>),
+    Sym(&'a Poly),
+}
+
+/// The heap side of a `SymInt`.
+enum Heap {
+    /// An integer that does not fit in 63 bits.
+    Big(i64),
+    Poly(Poly),
+}
+
+const SMALL: std::ops::RangeInclusive<i64> = -(1 << 62)..=(1 << 62) - 1;
+
+impl SymInt {
+    fn from_heap(heap: Heap) -> SymInt {
+        let pointer = Arc::into_raw(Arc::new(heap)) as usize;
+        debug_assert_eq!(pointer & 1, 0, "Arc pointers are aligned");
+        SymInt(NonZeroUsize::new(pointer).unwrap_or(NonZeroUsize::MIN))
+    }
+
+    fn from_poly(poly: Poly) -> SymInt {
+        SymInt::from_heap(Heap::Poly(poly))
+    }
+
+    /// The heap value, when the value is not a small integer.
+    #[inline]
+    fn heap(&self) -> Option<&Heap> {
+        let bits = self.0.get();
+        // SAFETY: a clear low bit means `bits` came from `Arc::into_raw` of a
+        // `Heap`, and this `SymInt` holds one strong count of it.
+        (bits & 1 == 0).then(|| unsafe { &*(bits as *const Heap) })
+    }
+
+    #[inline]
+    fn r(&self) -> Repr<'_> {
+        match self.heap() {
+            None => Repr::Int((self.0.get() as i64) >> 1),
+            Some(Heap::Big(v)) => Repr::Int(*v),
+            Some(Heap::Poly(p)) => Repr::Sym(p),
+        }
+    }
+}
+
+impl Clone for SymInt {
+    #[inline]
+    fn clone(&self) -> SymInt {
+        if self.heap().is_some() {
+            // SAFETY: as in `heap`: the pointer is a live Arc<Heap>.
+            unsafe { Arc::increment_strong_count(self.0.get() as *const Heap) };
+        }
+        SymInt(self.0)
+    }
+}
+
+impl Drop for SymInt {
+    #[inline]
+    fn drop(&mut self) {
+        if self.heap().is_some() {
+            // SAFETY: as in `heap`; this gives back this value's count.
+            unsafe { drop(Arc::from_raw(self.0.get() as *const Heap)) };
+        }
+    }
+}
+
+// SAFETY: a `SymInt` is an integer or an `Arc<Heap>`, and `Heap` is plain
+// immutable data (Send and Sync).
+unsafe impl Send for SymInt {}
+unsafe impl Sync for SymInt {}
+
+impl PartialEq for SymInt {
+    #[inline]
+    fn eq(&self, other: &SymInt) -> bool {
+        self.0 == other.0 || self.r() == other.r()
+    }
+}
+
+impl Eq for SymInt {}
+
+impl std::hash::Hash for SymInt {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.r().hash(state)
+    }
 }
 
 /// Terms sorted by descending monomial order (graded lex), monomials distinct,
@@ -111,8 +195,8 @@ impl PartialOrd for Atom {
 
 /// A total order on expressions (not a numeric one), for sorting atoms.
 fn structural_cmp(a: &SymInt, b: &SymInt) -> Ordering {
-    match (&a.0, &b.0) {
-        (Repr::Int(x), Repr::Int(y)) => x.cmp(y),
+    match (a.r(), b.r()) {
+        (Repr::Int(x), Repr::Int(y)) => x.cmp(&y),
         (Repr::Int(_), Repr::Sym(_)) => Ordering::Less,
         (Repr::Sym(_), Repr::Int(_)) => Ordering::Greater,
         (Repr::Sym(p), Repr::Sym(q)) => {
@@ -237,9 +321,9 @@ fn mono_cmp(a: &Mono, b: &Mono) -> Ordering {
 // ------------------------------------------------------------------ term lists
 
 fn terms_of(x: &SymInt) -> Cow<'_, [Term]> {
-    match &x.0 {
+    match x.r() {
         Repr::Int(0) => Cow::Borrowed(&[]),
-        Repr::Int(c) => Cow::Owned(vec![(Mono::one(), *c)]),
+        Repr::Int(c) => Cow::Owned(vec![(Mono::one(), c)]),
         Repr::Sym(p) => Cow::Borrowed(&p.terms),
     }
 }
@@ -249,9 +333,9 @@ fn terms_of(x: &SymInt) -> Cow<'_, [Term]> {
 fn from_sorted(mut terms: Vec<Term>) -> SymInt {
     terms.retain(|t| t.1 != 0);
     match terms.as_slice() {
-        [] => SymInt(Repr::Int(0)),
-        [(m, c)] if m.is_one() => SymInt(Repr::Int(*c)),
-        _ => SymInt(Repr::Sym(Arc::new(Poly { terms }))),
+        [] => SymInt::int(0),
+        [(m, c)] if m.is_one() => SymInt::int(*c),
+        _ => SymInt::from_poly(Poly { terms }),
     }
 }
 
@@ -409,7 +493,12 @@ impl SymInt {
     /// A concrete integer.
     #[inline]
     pub fn int(v: i64) -> SymInt {
-        SymInt(Repr::Int(v))
+        if SMALL.contains(&v) {
+            let bits = ((v << 1) | 1) as usize;
+            SymInt(NonZeroUsize::new(bits).unwrap_or(NonZeroUsize::MIN))
+        } else {
+            SymInt::from_heap(Heap::Big(v))
+        }
     }
 
     /// The symbol `name` (which should be a Python identifier).
@@ -418,15 +507,15 @@ impl SymInt {
     }
 
     fn atom(a: Atom) -> SymInt {
-        SymInt(Repr::Sym(Arc::new(Poly {
+        SymInt::from_poly(Poly {
             terms: vec![(Mono::single(a), 1)],
-        })))
+        })
     }
 
     /// The value when concrete.
     #[inline]
     pub fn as_int(&self) -> Option<i64> {
-        match self.0 {
+        match self.r() {
             Repr::Int(v) => Some(v),
             Repr::Sym(_) => None,
         }
@@ -435,18 +524,18 @@ impl SymInt {
     /// True when the value depends on a symbol.
     #[inline]
     pub fn is_symbolic(&self) -> bool {
-        matches!(self.0, Repr::Sym(_))
+        matches!(self.r(), Repr::Sym(_))
     }
 
     /// True when the value is the concrete `0`.
     #[inline]
     pub fn is_zero(&self) -> bool {
-        matches!(self.0, Repr::Int(0))
+        matches!(self.r(), Repr::Int(0))
     }
 
     /// The symbol's name when the value is exactly one symbol.
     pub fn as_symbol(&self) -> Option<&str> {
-        match &self.0 {
+        match self.r() {
             Repr::Sym(p) => match p.terms.as_slice() {
                 [(m, 1)] => match m.as_atom() {
                     Some(Atom::Sym(name)) => Some(name),
@@ -461,8 +550,8 @@ impl SymInt {
     /// `self + o`.
     #[inline]
     pub fn add(&self, o: &SymInt) -> Result<SymInt, SymError> {
-        if let (Repr::Int(a), Repr::Int(b)) = (&self.0, &o.0) {
-            return a.checked_add(*b).map(SymInt::int).ok_or(SymError::Overflow);
+        if let (Repr::Int(a), Repr::Int(b)) = (self.r(), o.r()) {
+            return a.checked_add(b).map(SymInt::int).ok_or(SymError::Overflow);
         }
         self.add_slow(o)
     }
@@ -480,8 +569,8 @@ impl SymInt {
     /// `self - o`.
     #[inline]
     pub fn sub(&self, o: &SymInt) -> Result<SymInt, SymError> {
-        if let (Repr::Int(a), Repr::Int(b)) = (&self.0, &o.0) {
-            return a.checked_sub(*b).map(SymInt::int).ok_or(SymError::Overflow);
+        if let (Repr::Int(a), Repr::Int(b)) = (self.r(), o.r()) {
+            return a.checked_sub(b).map(SymInt::int).ok_or(SymError::Overflow);
         }
         self.add_slow(&o.neg()?)
     }
@@ -489,19 +578,19 @@ impl SymInt {
     /// `self * o`.
     #[inline]
     pub fn mul(&self, o: &SymInt) -> Result<SymInt, SymError> {
-        if let (Repr::Int(a), Repr::Int(b)) = (&self.0, &o.0) {
-            return a.checked_mul(*b).map(SymInt::int).ok_or(SymError::Overflow);
+        if let (Repr::Int(a), Repr::Int(b)) = (self.r(), o.r()) {
+            return a.checked_mul(b).map(SymInt::int).ok_or(SymError::Overflow);
         }
         self.mul_slow(o)
     }
 
     fn mul_slow(&self, o: &SymInt) -> Result<SymInt, SymError> {
-        match (&self.0, &o.0) {
+        match (self.r(), o.r()) {
             (Repr::Int(0), _) | (_, Repr::Int(0)) => Ok(SymInt::int(0)),
             (Repr::Int(1), _) => Ok(o.clone()),
             (_, Repr::Int(1)) => Ok(self.clone()),
             (Repr::Int(k), Repr::Sym(p)) | (Repr::Sym(p), Repr::Int(k)) => {
-                Ok(from_sorted(scale_terms(&p.terms, *k)?))
+                Ok(from_sorted(scale_terms(&p.terms, k)?))
             }
             (Repr::Sym(p), Repr::Sym(q)) => mul_terms(&p.terms, &q.terms),
             (Repr::Int(_), Repr::Int(_)) => unreachable!("fast path"),
@@ -511,7 +600,7 @@ impl SymInt {
     /// `-self`.
     #[inline]
     pub fn neg(&self) -> Result<SymInt, SymError> {
-        match &self.0 {
+        match self.r() {
             Repr::Int(a) => a.checked_neg().map(SymInt::int).ok_or(SymError::Overflow),
             Repr::Sym(p) => Ok(from_sorted(scale_terms(&p.terms, -1)?)),
         }
@@ -519,7 +608,7 @@ impl SymInt {
 
     /// `self ** e`.
     pub fn pow(&self, e: u32) -> Result<SymInt, SymError> {
-        if let Repr::Int(a) = self.0 {
+        if let Repr::Int(a) = self.r() {
             return a.checked_pow(e).map(SymInt::int).ok_or(SymError::Overflow);
         }
         let mut result = SymInt::int(1);
@@ -541,13 +630,11 @@ impl SymInt {
     /// `m*n // m = n`), parts divisible by the divisor are taken out
     /// (`(2*n + 1) // 2 = n`); what remains is an opaque `(a//b)` atom.
     pub fn floordiv(&self, o: &SymInt) -> Result<SymInt, SymError> {
-        if let (Repr::Int(a), Repr::Int(b)) = (&self.0, &o.0) {
-            if *b == 0 {
+        if let (Repr::Int(a), Repr::Int(b)) = (self.r(), o.r()) {
+            if b == 0 {
                 return Err(SymError::DivisionByZero);
             }
-            return py_floordiv(*a, *b)
-                .map(SymInt::int)
-                .ok_or(SymError::Overflow);
+            return py_floordiv(a, b).map(SymInt::int).ok_or(SymError::Overflow);
         }
         if o.is_zero() {
             return Err(SymError::DivisionByZero);
@@ -555,17 +642,17 @@ impl SymInt {
         if self.is_zero() {
             return Ok(SymInt::int(0));
         }
-        match &o.0 {
+        match o.r() {
             Repr::Int(1) => Ok(self.clone()),
             Repr::Int(-1) => self.neg(),
-            Repr::Int(c) if *c < 0 => match (self.neg(), o.neg()) {
+            Repr::Int(c) if c < 0 => match (self.neg(), o.neg()) {
                 (Ok(a), Ok(b)) => a.floordiv(&b),
                 _ => Ok(SymInt::atom(Atom::FloorDiv(Arc::new((
                     self.clone(),
                     o.clone(),
                 ))))),
             },
-            Repr::Int(c) => self.floordiv_const(*c),
+            Repr::Int(c) => self.floordiv_const(c),
             Repr::Sym(p) => {
                 if p.terms[0].1 < 0 {
                     if let (Ok(a), Ok(b)) = (self.neg(), o.neg()) {
@@ -605,7 +692,7 @@ impl SymInt {
         // g divides c and the coefficients of r, which are in (0, c): c / g >= 2.
         let c = c / g;
         // (x // d) // c = x // (d*c)
-        if let Repr::Sym(p) = &r.0 {
+        if let Repr::Sym(p) = r.r() {
             if let [(m, 1)] = p.terms.as_slice() {
                 if let Some(Atom::FloorDiv(inner)) = m.as_atom() {
                     if let Some(d) = inner.1.as_int() {
@@ -625,11 +712,11 @@ impl SymInt {
     /// `(2*n + 3) % 2 = 1`, `(m*n) % n = 0`); what remains is an opaque
     /// `(a % b)` atom.
     pub fn modulo(&self, o: &SymInt) -> Result<SymInt, SymError> {
-        if let (Repr::Int(a), Repr::Int(b)) = (&self.0, &o.0) {
-            if *b == 0 {
+        if let (Repr::Int(a), Repr::Int(b)) = (self.r(), o.r()) {
+            if b == 0 {
                 return Err(SymError::DivisionByZero);
             }
-            return Ok(SymInt::int(py_mod(*a, *b)));
+            return Ok(SymInt::int(py_mod(a, b)));
         }
         if o.is_zero() {
             return Err(SymError::DivisionByZero);
@@ -637,13 +724,13 @@ impl SymInt {
         if self.is_zero() {
             return Ok(SymInt::int(0));
         }
-        match &o.0 {
+        match o.r() {
             Repr::Int(1) | Repr::Int(-1) => Ok(SymInt::int(0)),
-            Repr::Int(c) if *c < 0 => match (self.neg(), o.neg()) {
+            Repr::Int(c) if c < 0 => match (self.neg(), o.neg()) {
                 (Ok(a), Ok(b)) => a.modulo(&b)?.neg(),
                 _ => Ok(SymInt::atom(Atom::Mod(Arc::new((self.clone(), o.clone()))))),
             },
-            Repr::Int(c) => self.modulo_const(*c),
+            Repr::Int(c) => self.modulo_const(c),
             Repr::Sym(p) => {
                 if p.terms[0].1 < 0 {
                     if let (Ok(a), Ok(b)) = (self.neg(), o.neg()) {
@@ -664,7 +751,7 @@ impl SymInt {
                     return Ok(r);
                 }
                 // (x % b) % b = x % b
-                if let Repr::Sym(rp) = &r.0 {
+                if let Repr::Sym(rp) = r.r() {
                     if let [(m, 1)] = rp.terms.as_slice() {
                         if let Some(Atom::Mod(inner)) = m.as_atom() {
                             if inner.1 == *o {
@@ -690,7 +777,7 @@ impl SymInt {
         // (g*x) % (g*c') = g * (x % c')
         let x = from_sorted(divide_coefficients(r, g));
         let c = c / g;
-        let inner = match &x.0 {
+        let inner = match x.r() {
             // (y % d) % c = y % c when c divides d
             Repr::Sym(p) => match p.terms.as_slice() {
                 [(m, 1)] => match m.as_atom() {
@@ -719,7 +806,7 @@ impl SymInt {
     }
 
     fn collect_symbols(&self, set: &mut BTreeSet<String>) {
-        if let Repr::Sym(p) = &self.0 {
+        if let Repr::Sym(p) = self.r() {
             for (m, _) in &p.terms {
                 for (a, _) in &m.0 {
                     match a {
@@ -740,7 +827,7 @@ impl SymInt {
 
     /// True when the symbol `name` occurs in the value.
     pub fn has_symbol(&self, name: &str) -> bool {
-        match &self.0 {
+        match self.r() {
             Repr::Int(_) => false,
             Repr::Sym(p) => p.terms.iter().any(|(m, _)| {
                 m.0.iter().any(|(a, _)| match a {
@@ -756,7 +843,7 @@ impl SymInt {
     /// The value under an assignment of the symbols; None when a symbol is
     /// unassigned, a division is by zero, or the value overflows an `i64`.
     pub fn eval(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
-        match self.0 {
+        match self.r() {
             Repr::Int(v) => Some(v),
             Repr::Sym(_) => i64::try_from(self.eval_wide(env)?).ok(),
         }
@@ -764,8 +851,8 @@ impl SymInt {
 
     /// `eval` in `i128` (intermediate values may exceed `i64`).
     pub(crate) fn eval_wide(&self, env: &dyn Fn(&str) -> Option<i64>) -> Option<i128> {
-        match &self.0 {
-            Repr::Int(v) => Some(i128::from(*v)),
+        match self.r() {
+            Repr::Int(v) => Some(i128::from(v)),
             Repr::Sym(p) => {
                 let mut total: i128 = 0;
                 for (m, c) in &p.terms {
@@ -792,7 +879,7 @@ impl SymInt {
     /// Replaces symbols: `f(name)` gives the new value of a symbol, None keeps
     /// it. The result is canonical (divisions re-simplify).
     pub fn substitute(&self, f: &dyn Fn(&str) -> Option<SymInt>) -> Result<SymInt, SymError> {
-        let Repr::Sym(p) = &self.0 else {
+        let Repr::Sym(p) = self.r() else {
             return Ok(self.clone());
         };
         let mut total = SymInt::int(0);
@@ -903,7 +990,7 @@ impl fmt::Debug for SymInt {
 
 impl fmt::Display for SymInt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match self.r() {
             Repr::Int(v) => write!(f, "{v}"),
             Repr::Sym(p) => {
                 for (i, (m, c)) in p.terms.iter().enumerate() {
@@ -963,8 +1050,8 @@ fn fmt_atom(a: &Atom, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// An operand of `//` or `%` goes bare only when it is a non-negative integer
 /// or a lone atom: `(n//2)`, `((m*n)//5)`, `((n + 1)//2)`, `(n//(2*m))`.
 fn fmt_operand(x: &SymInt, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let bare = match &x.0 {
-        Repr::Int(v) => *v >= 0,
+    let bare = match x.r() {
+        Repr::Int(v) => v >= 0,
         Repr::Sym(p) => matches!(p.terms.as_slice(), [(m, 1)] if m.as_atom().is_some()),
     };
     if bare {

@@ -143,7 +143,8 @@ fn py_atom(t: &[String], p: &mut usize, vars: &HashMap<&str, i64>) -> Option<i12
 
 #[test]
 fn concrete_values_are_a_cheap_inline_variant() {
-    assert_eq!(std::mem::size_of::<SymInt>(), 16);
+    assert_eq!(std::mem::size_of::<SymInt>(), 8);
+    assert_eq!(std::mem::size_of::<Option<SymInt>>(), 8);
     let a = i(6);
     assert_eq!(a.as_int(), Some(6));
     assert!(!a.is_symbolic());
@@ -968,4 +969,56 @@ fn view_with_inferred_dim_mirrors_pytorch() {
     // x[1:] has n - 1 elements; the clamp 1 <= n is proven
     assert_eq!(env.guard_le(&i(1), &a), Truth::Proven(true));
     assert_eq!(sub(&a, &i(1)).to_string(), "a - 1");
+}
+
+/// Integers in place and on the heap (beyond 63 bits) are the same values:
+/// equal, hashed alike, cloned and dropped without leaks or double frees.
+#[test]
+fn packed_integers_round_trip() {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |s: &SymInt| {
+        let mut h = DefaultHasher::new();
+        s.hash(&mut h);
+        h.finish()
+    };
+    let edges = [
+        0,
+        1,
+        -1,
+        (1 << 62) - 1,
+        1 << 62,
+        -(1 << 62),
+        -(1 << 62) - 1,
+        i64::MAX,
+        i64::MIN,
+    ];
+    for v in edges {
+        let s = SymInt::int(v);
+        assert_eq!(s.as_int(), Some(v), "{v}");
+        let c = s.clone();
+        assert_eq!(s, c);
+        assert_eq!(hash(&s), hash(&c));
+        assert_eq!(s, SymInt::from(v));
+        assert_eq!(s.to_string(), v.to_string());
+        drop(s);
+        assert_eq!(c.as_int(), Some(v));
+    }
+    assert!(SymInt::int(i64::MAX).add(&SymInt::int(1)).is_err());
+    assert_eq!(
+        SymInt::int(1 << 62).sub(&SymInt::int(1)).ok(),
+        Some(SymInt::int((1 << 62) - 1))
+    );
+    // Symbolic values shared across threads.
+    let n = SymInt::symbol("n");
+    let twice = n.add(&n).unwrap_or_default();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let t = twice.clone();
+            std::thread::spawn(move || t.clone().to_string())
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().ok(), Some(twice.to_string()));
+    }
 }
