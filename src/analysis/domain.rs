@@ -299,7 +299,8 @@ pub struct SavedTensor {
 #[derive(Clone, Debug)]
 pub struct Node {
     pub name: &'static str,
-    pub next: Vec<NodeId>,
+    /// The nodes of the op's inputs (most ops have one or two: in place).
+    pub next: smallvec::SmallVec<[NodeId; 2]>,
     pub saved: Vec<SavedTensor>,
     /// A custom autograd.Function's node (BackwardCFunction).
     pub custom: bool,

@@ -1629,7 +1629,7 @@ impl<'a> Interp<'a> {
                 self.m.tensors[id].requires_grad_flag = true;
             } else {
                 // The output of an autograd op outside the function (the oracle clones a leaf).
-                let node = self.m.add_node("CloneBackward0", Vec::new(), span);
+                let node = self.m.add_node("CloneBackward0", [], span);
                 self.m.tensors[id].grad_fn = Some(node);
             }
         }

@@ -137,11 +137,7 @@ impl Machine {
                     .help("make the views after the in-place op, or clone them first"));
             }
             let base_fn = self.grad_fn(view.base)?;
-            let node = self.add_node(
-                "AsStridedBackward0",
-                base_fn.into_iter().collect(),
-                Span::default(),
-            );
+            let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
             let t = &mut self.tensors[id];
             t.grad_fn = Some(node);
             t.attr_version = current;
@@ -149,10 +145,15 @@ impl Machine {
         Ok(self.tensors[id].grad_fn)
     }
 
-    pub fn add_node(&mut self, name: &'static str, next: Vec<NodeId>, span: Span) -> NodeId {
+    pub fn add_node(
+        &mut self,
+        name: &'static str,
+        next: impl IntoIterator<Item = NodeId>,
+        span: Span,
+    ) -> NodeId {
         self.nodes.push(Node {
             name,
-            next,
+            next: next.into_iter().collect(),
             saved: Vec::new(),
             custom: false,
             span,
@@ -251,7 +252,7 @@ impl Machine {
         if !self.records_grad(&present, dtype) {
             return Ok(None);
         }
-        let mut next = Vec::new();
+        let mut next = smallvec::SmallVec::<[NodeId; 2]>::new();
         for &i in &present {
             if let Some(n) = self.grad_fn(i)? {
                 next.push(n);
@@ -470,7 +471,7 @@ impl Machine {
         self.provenance.view(id, base);
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
-            let node = self.add_node(node_name(op), base_fn.into_iter().collect(), span);
+            let node = self.add_node(node_name(op), base_fn, span);
             self.tensors[id].grad_fn = Some(node);
         }
         Ok(id)
@@ -645,8 +646,7 @@ impl Machine {
             // The op's node takes the target's previous history.
             let node = self.record_history(op, true, &inputs, &[target], span)?;
             if let (Some(view), Some(node)) = (t.view.clone(), node) {
-                let mut next = vec![node];
-                next.extend(base_fn.flatten());
+                let next = std::iter::once(node).chain(base_fn.flatten());
                 let copy_slices = self.add_node("CopySlices", next, span);
                 self.tensors[view.base].grad_fn = Some(copy_slices);
                 let v = self.versions[t.version];
