@@ -2730,8 +2730,7 @@ pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
             .map_err(|e| op_error(e, span))?;
     if records {
         let prev = it.m.grad_fn(x).map_err(|e| op_error(e, span))?;
-        let node =
-            it.m.add_node("CustomViewBackward", prev, span);
+        let node = it.m.add_node("CustomViewBackward", prev, span);
         it.m.nodes[node].custom = true;
         let t = &mut it.m.tensors[v];
         t.grad_fn = Some(node);

@@ -282,7 +282,8 @@ pub struct FunctionalStorage {
     /// The last write was zero_/fill_ (functionalized to a fresh contiguous value).
     pub last_write_fills: bool,
     /// Spans of the ops that mutated it (provenance).
-    pub mutated_at: Vec<Span>,
+    /// (A ThinVec: one word in place; most storages are never written.)
+    pub mutated_at: thin_vec::ThinVec<Span>,
 }
 
 /// A tensor saved for backward by a node, with the version it had then.
@@ -301,7 +302,8 @@ pub struct Node {
     pub name: &'static str,
     /// The nodes of the op's inputs (most ops have one or two: in place).
     pub next: smallvec::SmallVec<[NodeId; 2]>,
-    pub saved: Vec<SavedTensor>,
+    /// (A ThinVec: one word in place; most nodes save nothing.)
+    pub saved: thin_vec::ThinVec<SavedTensor>,
     /// A custom autograd.Function's node (BackwardCFunction).
     pub custom: bool,
     pub span: Span,
@@ -309,4 +311,16 @@ pub struct Node {
     pub saves_inference: bool,
     /// Backward through this node raises "derivative for … is not implemented".
     pub not_implemented: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    /// A big program holds millions of these: their sizes are part of the
+    /// memory budget of issue 8 (1M statements in 1 GiB).
+    #[test]
+    fn sizes() {
+        assert!(std::mem::size_of::<super::Tensor>() <= 200);
+        assert_eq!(std::mem::size_of::<super::Node>(), 64);
+        assert_eq!(std::mem::size_of::<super::FunctionalStorage>(), 56);
+    }
 }

@@ -556,7 +556,7 @@ pub fn collect(
                     mutations_under_no_grad_or_inference_mode: no_grad,
                     mutation_inductor_storage_resize: resized,
                     mutation_type,
-                    mutated_at: st.mutated_at.clone(),
+                    mutated_at: st.mutated_at.to_vec(),
                     span: *span,
                     requires_grad_at_entry: *requires_grad_at_entry,
                     shape: sizes.iter().map(|s| m.sizes.env.display(s)).collect(),

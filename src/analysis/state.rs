@@ -154,7 +154,7 @@ impl Machine {
         self.nodes.push(Node {
             name,
             next: next.into_iter().collect(),
-            saved: Vec::new(),
+            saved: thin_vec::ThinVec::new(),
             custom: false,
             span,
             saves_inference: false,

@@ -1256,11 +1256,15 @@ pub(crate) fn call<'a>(func: Expr, list: ArgList, l: usize, r: usize) -> ActionR
     if let Some(error) = list.error {
         return user_error(*error);
     }
+    // A Vec's first push reserves room for four: give the tree exact sizes.
+    let (mut args, mut keywords) = (list.args, list.keywords);
+    args.shrink_to_fit();
+    keywords.shrink_to_fit();
     Ok(expr(
         ExprKind::Call(Box::new(Call {
             func,
-            args: list.args,
-            keywords: list.keywords,
+            args,
+            keywords,
         })),
         l,
         r,
@@ -1303,6 +1307,10 @@ pub(crate) fn function_def<'a>(
         }
     }
     let end = block_end(&body, &[], header_end);
+    // The body grew by doubling; a long one would keep up to half its
+    // buffer unused for as long as the tree lives.
+    let mut body = body;
+    body.shrink_to_fit();
     Ok(Box::new(FunctionDef {
         name,
         params,
