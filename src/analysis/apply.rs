@@ -231,19 +231,19 @@ fn named_inputs(a: &Args) -> Vec<(&'static str, Option<TensorId>)> {
 }
 
 /// The overload whose saved tensors apply (`max.dim`, `max.other`, `pad.reflect`).
-fn saved_variant(a: &Args) -> String {
+fn saved_variant(a: &Args) -> std::borrow::Cow<'static, str> {
     let name = a.op.name.trim_end_matches('_');
     match name {
         "max" | "min" => match a.get("dim") {
-            Value::None => name.to_string(),
-            Value::Tensor(_) => format!("{name}.other"),
-            _ => format!("{name}.dim"),
+            Value::None => name.into(),
+            Value::Tensor(_) => format!("{name}.other").into(),
+            _ => format!("{name}.dim").into(),
         },
         "pad" => match a.get("mode") {
-            Value::Str(m) if &**m != "constant" => format!("pad.{m}"),
-            _ => "pad".to_string(),
+            Value::Str(m) if &**m != "constant" => format!("pad.{m}").into(),
+            _ => "pad".into(),
         },
-        other => other.to_string(),
+        other => other.into(),
     }
 }
 

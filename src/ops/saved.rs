@@ -671,30 +671,36 @@ pub fn lookup(op: &str, inplace: bool) -> Option<&'static OpSaves> {
         Some(stripped) if !stripped.is_empty() && !stripped.ends_with('_') => (stripped, true),
         _ => (name, inplace),
     };
-    let name = ALIASES
-        .iter()
-        .find(|(a, _)| *a == name)
-        .map_or(name, |(_, t)| t);
     let index = index();
-    let find = |key: &str| index.get(&(key, inplace)).map(|&i| &TABLE[i]);
-    if let Some(o) = overload {
-        if let Some(r) = find(&format!("{name}.{o}")) {
-            return Some(r);
-        }
-    }
-    find(name)
+    let find = |name: &str| {
+        let with_overload = overload.and_then(|o| index.get(&(name, o, inplace)));
+        with_overload
+            .or_else(|| index.get(&(name, "", inplace)))
+            .map(|&i| &TABLE[i])
+    };
+    // An alias is never a row of its own (checked in `index`).
+    find(name).or_else(|| {
+        let (_, canonical) = ALIASES.iter().find(|(a, _)| *a == name)?;
+        find(canonical)
+    })
 }
 
-/// `TABLE`'s rows by (op, inplace): `lookup` runs for every op that records
-/// history, and the table has hundreds of rows. The first row of a key wins,
-/// as a scan would find it.
-fn index() -> &'static rustc_hash::FxHashMap<(&'static str, bool), usize> {
-    static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<(&'static str, bool), usize>> =
-        std::sync::OnceLock::new();
+/// `TABLE`'s rows by (name, overload or "", inplace): `lookup` runs for
+/// every op that records history, and the table has hundreds of rows. The
+/// first row of a key wins, as a scan would find it.
+type Index = rustc_hash::FxHashMap<(&'static str, &'static str, bool), usize>;
+
+fn index() -> &'static Index {
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut index = rustc_hash::FxHashMap::default();
+        let mut index = Index::default();
         for (i, row) in TABLE.iter().enumerate() {
-            index.entry((row.op, row.inplace)).or_insert(i);
+            let (name, overload) = row.op.split_once('.').unwrap_or((row.op, ""));
+            debug_assert!(
+                !ALIASES.iter().any(|(a, _)| *a == name),
+                "the alias `{name}` is a row of the table"
+            );
+            index.entry((name, overload, row.inplace)).or_insert(i);
         }
         index
     })

@@ -558,10 +558,15 @@ pub fn iterator_output_strides(
     if ndim <= 1 {
         return contiguous_strides(shape, s);
     }
-    // Each non-0-d operand expanded to `shape` (stride 0 where broadcast).
-    let mut strides: Vec<Vec<SymInt>> = Vec::new();
+    // Each non-0-d operand expanded to `shape` (stride 0 where broadcast);
+    // an operand of the output's own sizes is its own expansion.
+    let mut strides: Vec<std::borrow::Cow<[SymInt]>> = Vec::with_capacity(inputs.len());
     for op in inputs {
         if op.sizes.is_empty() || op.sizes.len() > ndim {
+            continue;
+        }
+        if op.sizes == shape {
+            strides.push(std::borrow::Cow::Borrowed(op.strides));
             continue;
         }
         let offset = ndim - op.sizes.len();
@@ -574,7 +579,7 @@ pub fn iterator_output_strides(
                 stride.clone()
             };
         }
-        strides.push(st);
+        strides.push(st.into());
     }
     if strides.is_empty() {
         return contiguous_strides(shape, s);
