@@ -385,7 +385,29 @@ impl Machine {
         autograd_view: bool,
         span: Span,
     ) -> OpResult<TensorId> {
-        let b = self.tensors[base].clone();
+        // What the view takes from its base (not a clone of the whole tensor:
+        // its shape vectors would be copied for nothing).
+        struct Base {
+            view: Option<ViewInfo>,
+            version: VersionId,
+            storage_changed: bool,
+            alias_key: StorageId,
+            is_inference: bool,
+            storage: StorageId,
+            multi_output_view: bool,
+        }
+        let b = {
+            let t = &self.tensors[base];
+            Base {
+                view: t.view.clone(),
+                version: t.version,
+                storage_changed: t.storage_changed,
+                alias_key: t.alias_key,
+                is_inference: t.is_inference,
+                storage: t.storage,
+                multi_output_view: t.multi_output_view,
+            }
+        };
         if self.mode == Mode::Analysis && self.inference_mode && !b.is_inference {
             // PyTorch 2.7.1's analysis fails here (a KeyError on a storage weakref
             // inside functionalization).

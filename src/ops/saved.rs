@@ -678,16 +678,13 @@ pub fn lookup(op: &str, inplace: bool) -> Option<&'static OpSaves> {
             .or_else(|| index.get(&(name, "", inplace)))
             .map(|&i| &TABLE[i])
     };
-    // An alias is never a row of its own (checked in `index`).
-    find(name).or_else(|| {
-        let (_, canonical) = ALIASES.iter().find(|(a, _)| *a == name)?;
-        find(canonical)
-    })
+    find(name)
 }
 
-/// `TABLE`'s rows by (name, overload or "", inplace): `lookup` runs for
-/// every op that records history, and the table has hundreds of rows. The
-/// first row of a key wins, as a scan would find it.
+/// `TABLE`'s rows by (name, overload or "", inplace), aliases included (they
+/// are never rows of their own): `lookup` runs for every op that records
+/// history, and the table has hundreds of rows. The first row of a key
+/// wins, as a scan would find it.
 type Index = rustc_hash::FxHashMap<(&'static str, &'static str, bool), usize>;
 
 fn index() -> &'static Index {
@@ -701,6 +698,14 @@ fn index() -> &'static Index {
                 "the alias `{name}` is a row of the table"
             );
             index.entry((name, overload, row.inplace)).or_insert(i);
+        }
+        for (alias, canonical) in ALIASES {
+            for (i, row) in TABLE.iter().enumerate() {
+                let (name, overload) = row.op.split_once('.').unwrap_or((row.op, ""));
+                if name == *canonical {
+                    index.entry((*alias, overload, row.inplace)).or_insert(i);
+                }
+            }
         }
         index
     })
