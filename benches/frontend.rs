@@ -169,6 +169,8 @@ fn measure(name: &str, text: &str) {
 }
 
 fn main() {
+    // The allocator as the CLI sets it up.
+    tpi::memory::configure_allocator();
     let statements = std::env::var("TPI_BENCH_STATEMENTS")
         .ok()
         .and_then(|v| v.parse().ok())

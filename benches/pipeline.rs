@@ -61,6 +61,8 @@ pub fn generate(statements: usize) -> String {
 }
 
 fn main() {
+    // The allocator as the CLI sets it up.
+    tpi::memory::configure_allocator();
     let max: usize = std::env::var("TPI_BENCH_MAX")
         .ok()
         .and_then(|v| v.parse().ok())

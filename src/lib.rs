@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod compare;
+pub mod memory;
 pub mod ops;
 pub mod repl;
 pub mod report;

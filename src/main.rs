@@ -130,39 +130,8 @@ use tpi::WORKER_STACK_BYTES;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc's `mi_option_purge_delay` and `mi_option_allow_thp` (their
-/// places in `mi_option_e`, mimalloc.h).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
-
-/// Keeps freed memory in the process instead of handing it back to the
-/// system after a delay: the eager run reuses the pages the analysis run
-/// freed, and on a virtual machine touching fresh pages is what big
-/// programs spent most of their time on (issue 8). A `tpi` process is short.
-///
-/// Also asks for ordinary pages only: with transparent huge pages the kernel
-/// zeroes (and on a virtual machine may first have to assemble) 2 MiB at a
-/// time, which cost a 1M-statement check 3-4 s of system time, against
-/// 1 s with 4 KiB pages.
-fn keep_freed_memory() {
-    // SAFETY: sets allocator options; no memory is involved.
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
-        libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
-    }
-    // mimalloc reserved its first arena, asking for huge pages, before
-    // `main`: turn them off for the whole process (pages not yet touched
-    // then come as 4 KiB ones), as mimalloc itself does when the option is
-    // set from the environment.
-    #[cfg(target_os = "linux")]
-    // SAFETY: a prctl with integer arguments; failure only leaves THP on.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-}
-
 fn main() -> ExitCode {
-    keep_freed_memory();
+    tpi::memory::configure_allocator();
     let cli = Cli::parse();
     let worker = std::thread::Builder::new()
         .name("tpi".to_string())
@@ -533,27 +502,6 @@ fn dump_ast(path: &PathBuf) -> u8 {
         Err(diagnostics) => {
             render_all(&file, &diagnostics);
             EXIT_PROGRAM_ERROR
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// `MI_OPTION_PURGE_DELAY` names the option it means: mimalloc's purge
-    /// delay, 1 s by default in mimalloc 3 (a mimalloc upgrade that renumbers its
-    /// options fails here, not silently).
-    #[test]
-    fn purge_delay_option_is_the_one_we_set() {
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
-            return;
-        }
-        // SAFETY: reads an allocator option.
-        let value = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
-        assert_eq!(value, 1000);
-        // SAFETY: reads an allocator option.
-        let thp = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_ALLOW_THP) };
-        if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
-            assert_eq!(thp, 1, "allow_thp is on by default");
         }
     }
 }
