@@ -2394,6 +2394,11 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     it.m.check_inplace(me, &other_ids)
         .map_err(|e| op_error(e, span))?;
     let t = it.m.t(me).clone();
+    if op.name == "copy_" && it.m.mode == Mode::Analysis {
+        if let Value::Tensor(src) = a.get("src") {
+            copy_expand_check(it, *src, &t.sizes).map_err(|e| op_error(e, span))?;
+        }
+    }
     // The result the op would compute, which must fit into `self`.
     let (sizes, dtype) = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
     let cast = dtype
@@ -2459,6 +2464,29 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     it.m.mutate_data(me, &name, &others, span)
         .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(me))
+}
+
+/// The analysis runs `copy_` as its decomposition, which expands `src` to
+/// `self`'s shape with torch._refs' `expand`: its checks, and its words,
+/// come before any broadcasting error.
+fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpResult<()> {
+    let sizes = it.m.t(src).sizes.clone();
+    if sizes.len() > target.len() {
+        return Err(OpError::new(
+            "other",
+            "expand: the requested shape has too few dimensions!",
+        ));
+    }
+    let offset = target.len() - sizes.len();
+    for (x, requested) in sizes.iter().zip(&target[offset..]) {
+        if !it.m.sizes.eq(requested, x) && !it.m.sizes.eq_int(x, 1) {
+            return Err(OpError::new(
+                "expand",
+                format!("expand: attempting to expand a dimension of length {x}!"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// ScalarType names as PyTorch prints them in cast errors.
