@@ -2394,6 +2394,15 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     it.m.check_inplace(me, &other_ids)
         .map_err(|e| op_error(e, span))?;
     let t = it.m.t(me).clone();
+    // autograd's kernel collects the inputs' grad_fns (regenerating a
+    // view's, which may raise) before the op itself checks anything.
+    let mut inputs = other_ids.clone();
+    inputs.push(me);
+    if it.m.records_grad(&inputs, t.dtype) {
+        for &o in &other_ids {
+            it.m.grad_fn(o).map_err(|e| op_error(e, span))?;
+        }
+    }
     if op.name == "copy_" && it.m.mode == Mode::Analysis {
         if let Value::Tensor(src) = a.get("src") {
             copy_expand_check(it, *src, &t.sizes).map_err(|e| op_error(e, span))?;
