@@ -2391,7 +2391,14 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         .filter(|(n, _)| *n != self_name)
         .collect();
     let other_ids: Vec<TensorId> = others.iter().filter_map(|(_, t)| *t).collect();
-    it.m.check_inplace(me, &other_ids)
+    // copy_ (VariableTypeManual.cpp) also requires a differentiable `self`
+    // before it checks the view + in-place rules.
+    let checked = if op.name == "copy_" && !it.m.t(me).dtype.can_require_grad() {
+        &[][..]
+    } else {
+        &other_ids[..]
+    };
+    it.m.check_inplace(me, checked)
         .map_err(|e| op_error(e, span))?;
     let t = it.m.t(me).clone();
     // autograd's kernel collects the inputs' grad_fns (regenerating a
