@@ -2415,6 +2415,20 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             copy_expand_check(it, *src, &t.sizes).map_err(|e| op_error(e, span))?;
         }
     }
+    // Eager's TensorIterator checks memory overlap before shapes and types
+    // (compute_mem_overlaps, then compute_shape, then compute_types).
+    if it.m.mode == Mode::Eager && checks_overlap(it, op.name, &a) {
+        it.m.check_no_internal_overlap(me)
+            .map_err(|e| op_error(e, span))?;
+        // Partial overlap with an input: eager kernels only (the analysis
+        // accepts these); fill_ with an aliasing value clones it first.
+        if op.name != "fill_" {
+            for &o in &other_ids {
+                it.m.check_no_partial_overlap(me, o)
+                    .map_err(|e| op_error(e, span))?;
+            }
+        }
+    }
     // The result the op would compute, which must fit into `self`.
     let (sizes, dtype) = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
     let cast = dtype
@@ -2460,17 +2474,9 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     if let Some(e) = cast {
         return Err(op_error(e, span));
     }
-    if checks_overlap(it, op.name, &a) {
+    if it.m.mode == Mode::Analysis && checks_overlap(it, op.name, &a) {
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
-        // Partial overlap with an input: eager kernels only (the analysis accepts
-        // these); fill_ with an aliasing value clones it first.
-        if it.m.mode == Mode::Eager && op.name != "fill_" {
-            for &o in &other_ids {
-                it.m.check_no_partial_overlap(me, o)
-                    .map_err(|e| op_error(e, span))?;
-            }
-        }
     }
     let name = if op.name.ends_with('_') {
         op.name.to_string()
