@@ -3316,8 +3316,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             };
-            // The analysis's softmax meta does not check the dim (eager does).
-            if it.m.mode == Mode::Eager {
+            // The analysis's softmax decomposition does not check the dim;
+            // log_softmax's does, and eager always does.
+            if it.m.mode == Mode::Eager || op.name != "softmax" {
                 shape::wrap_dim(d, t.sizes.len())?;
             }
             let dtype = a.dtype("dtype")?.unwrap_or(t.dtype);
