@@ -1761,9 +1761,40 @@ fn advanced_index(
             }
         }
     }
-    let meta =
-        it.m.contiguous_meta(sizes, st.dtype)
-            .map_err(|e| op_error(e, span))?;
+    // meta_index_Tensor (2.7.1) follows eager's TensorIterator: the output
+    // takes the dim order of `self` restrided as restride_src does (the
+    // indexed dims, moved to the front when not adjacent, replaced by
+    // stride-0 dims of the index shape).
+    let kept = (0..st.sizes.len()).filter(|d| !dims.contains(d));
+    let zeros = std::iter::repeat_n(SymInt::int(0), idx_shape.len());
+    let restrided: Vec<SymInt> = if adjacent {
+        let first = dims[0];
+        st.strides[..first]
+            .iter()
+            .cloned()
+            .chain(zeros)
+            .chain(kept.filter(|&d| d > first).map(|d| st.strides[d].clone()))
+            .collect()
+    } else {
+        zeros.chain(kept.map(|d| st.strides[d].clone())).collect()
+    };
+    let empty = st.sizes.iter().any(|s| it.m.sizes.eq_int(s, 0));
+    let strides = if empty {
+        shape::contiguous_strides(&sizes, &mut it.m.sizes)
+    } else {
+        let me = IterOperand {
+            sizes: &sizes,
+            strides: &restrided,
+        };
+        shape::iterator_output_strides(&sizes, &[me], &mut it.m.sizes)
+    }
+    .map_err(|e| op_error(e, span))?;
+    let meta = Meta {
+        sizes,
+        strides,
+        offset: SymInt::int(0),
+        dtype: st.dtype,
+    };
     let mut inputs = vec![("self", Some(src))];
     inputs.extend(adv.iter().map(|(_, t)| ("indices", Some(*t))));
     let out =
