@@ -592,7 +592,12 @@ impl Machine {
                 .help("do it under `torch.no_grad()`, or clone the leaf first"));
             }
         }
-        if self.requires_grad(target) && self.leaf_for_check(target)? {
+        // `tensor.is_leaf()` here reads the stored grad_fn: a view made while
+        // its base did not require grad counts as a leaf until something
+        // regenerates its grad_fn.
+        let stored_leaf = !(self.mode == Mode::Analysis && t.analysis_input_grad)
+            && self.tensors[target].grad_fn.is_none();
+        if self.requires_grad(target) && stored_leaf {
             return Err(OpError::new(
                 "inplace-leaf",
                 "a leaf Variable that requires grad is being used in an in-place operation.",
