@@ -3516,6 +3516,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 dtype = DType::promote(dtype, m.dtype);
             }
             let _ = ops;
+            let mut stack_dim = None;
             let sizes = if rule == "stack" {
                 for (i, m) in metas.iter().enumerate().skip(1) {
                     if m.sizes != metas[0].sizes {
@@ -3526,6 +3527,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
                 let d = shape::wrap_dim(a.int(it, "dim")?, metas[0].sizes.len() + 1)?;
+                stack_dim = Some(d);
                 let mut s = metas[0].sizes.clone();
                 s.insert(d, SymInt::int(ts.len() as i64));
                 s
@@ -3562,13 +3564,27 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     s
                 }
             };
-            // cat keeps a memory format all inputs share; stack is contiguous.
-            let fmt = if rule == "cat" {
-                let fs: Vec<MemoryFormat> = metas.iter().map(|m| shape::suggest_memory_format(&m.sizes, &m.strides, &mut it.m.sizes)).collect();
-                if fs.iter().all(|f| *f == fs[0]) { fs[0] } else { MemoryFormat::Contiguous }
-            } else {
-                MemoryFormat::Contiguous
-            };
+            // cat keeps a memory format all inputs share; stack is the cat of
+            // its inputs unsqueezed at `dim` (inferUnsqueezeGeometry's strides).
+            let mut fs = Vec::with_capacity(metas.len());
+            for m in &metas {
+                let f = match stack_dim {
+                    None => shape::suggest_memory_format(&m.sizes, &m.strides, &mut it.m.sizes),
+                    Some(d) => {
+                        let (mut sizes, mut strides) = (m.sizes.clone(), m.strides.clone());
+                        let stride = if d < m.sizes.len() {
+                            it.m.sizes.mul(&m.sizes[d], &m.strides[d])?
+                        } else {
+                            SymInt::int(1)
+                        };
+                        sizes.insert(d, SymInt::int(1));
+                        strides.insert(d, stride);
+                        shape::suggest_memory_format(&sizes, &strides, &mut it.m.sizes)
+                    }
+                };
+                fs.push(f);
+            }
+            let fmt = if fs.iter().all(|f| *f == fs[0]) { fs[0] } else { MemoryFormat::Contiguous };
             let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
             Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], None))
         }

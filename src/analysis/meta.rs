@@ -792,7 +792,16 @@ pub fn collect(
         // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
         // to the same shape).
         let mut strides = tt.strides.clone();
-        if let TangentFor::Input(_) = for_ {
+        let st = &m.storages[tt.storage];
+        // An intermediate written in place (not through a view) holds the
+        // write's functional result, with that op's strides.
+        let written_intermediate = matches!(for_, TangentFor::Output(_))
+            && st.mutations > 0
+            && !st.last_write_via_view
+            && tt.view.is_none()
+            && !tt.functional_view
+            && tt.input_index.is_none();
+        if matches!(for_, TangentFor::Input(_)) || written_intermediate {
             // A mutated input's tangent is the functional result of its last
             // write: zero_/fill_ become aten.zero/fill (a contiguous new_empty),
             // other ops give fresh strides to size-1 dims.

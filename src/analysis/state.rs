@@ -649,6 +649,7 @@ impl Machine {
             st.mutations_no_grad += 1;
         }
         st.last_write_fills = matches!(op, "zero_" | "fill_");
+        st.last_write_via_view = t.view.is_some() || t.functional_view;
 
         st.mutated_at.push(span);
         self.version_spans[t.version] = Some(span);
