@@ -797,11 +797,14 @@ pub fn collect(
         // write's functional result, with that op's strides.
         let written_intermediate = matches!(for_, TangentFor::Output(_))
             && st.mutations > 0
-            && !st.last_write_via_view
+            && !st.last_write_scatters
             && tt.view.is_none()
             && !tt.functional_view
             && tt.input_index.is_none();
-        if matches!(for_, TangentFor::Input(_)) || written_intermediate {
+        // A write through a slicing view regenerates the base from a scatter,
+        // which keeps the base's strides exactly.
+        let written_input = matches!(for_, TangentFor::Input(_)) && !st.last_write_scatters;
+        if written_input || written_intermediate {
             // A mutated input's tangent is the functional result of its last
             // write: zero_/fill_ become aten.zero/fill (a contiguous new_empty),
             // other ops give fresh strides to size-1 dims.

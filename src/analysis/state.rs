@@ -508,6 +508,48 @@ impl Machine {
         self.is_leaf(id)
     }
 
+    /// Whether a write to `target` reaches its base through a scatter: some
+    /// view op between the root base and `target` (found by walking the
+    /// views' parents) is a slicing one, whose functional inverse is
+    /// `*_scatter` and keeps the base's strides. Views whose inverse is
+    /// another view (unsqueeze, transpose, view, alias, …) pass the write's
+    /// result on instead (tpi then restrides the base's size-1 dims as the
+    /// result's; a transposing chain over size-1 dims can differ).
+    fn written_through_slicing(&self, target: TensorId) -> bool {
+        let Some(view) = &self.tensors[target].view else {
+            return false;
+        };
+        let mut cur = target;
+        for _ in 0..10_000 {
+            let op = self.tensors[cur].origin_op.trim_end_matches('_');
+            if matches!(
+                op.split('.').next().unwrap_or(op),
+                "slice"
+                    | "select"
+                    | "narrow"
+                    | "diagonal"
+                    | "as_strided"
+                    | "split"
+                    | "split_with_sizes"
+                    | "unsafe_split"
+                    | "unbind"
+                    | "chunk"
+                    | "tensor_split"
+                    | "hsplit"
+                    | "vsplit"
+                    | "dsplit"
+                    | "unfold"
+            ) {
+                return true;
+            }
+            match self.provenance.parent(cur) {
+                Some(parent) if parent != view.base => cur = parent,
+                _ => break,
+            }
+        }
+        false
+    }
+
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
     /// on `target` whose other tensor inputs are `others`.
     pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
@@ -649,7 +691,9 @@ impl Machine {
             st.mutations_no_grad += 1;
         }
         st.last_write_fills = matches!(op, "zero_" | "fill_");
-        st.last_write_via_view = t.view.is_some() || t.functional_view;
+        let scatters = self.written_through_slicing(target);
+        let st = &mut self.storages[t.storage];
+        st.last_write_scatters = scatters;
 
         st.mutated_at.push(span);
         self.version_spans[t.version] = Some(span);
