@@ -1039,13 +1039,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "unsqueeze" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
-            let stride = if d >= nd {
-                SymInt::int(1)
-            } else {
-                it.m.sizes.mul(&t.sizes[d], &t.strides[d])?
-            };
-            meta.sizes.insert(d, SymInt::int(1));
-            meta.strides.insert(d, stride);
+            shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, d, &mut it.m.sizes)?;
         }
         "unflatten" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
@@ -1616,17 +1610,9 @@ fn apply_slicing(
                 dim += 1;
             }
             Index::None => {
-                let tt = it.m.t(cur).clone();
-                let stride = if dim >= tt.sizes.len() {
-                    SymInt::int(1)
-                } else {
-                    it.m.sizes
-                        .mul(&tt.sizes[dim], &tt.strides[dim])
-                        .map_err(|e| op_error(e, span))?
-                };
                 let mut meta = it.m.meta_of(cur);
-                meta.sizes.insert(dim, SymInt::int(1));
-                meta.strides.insert(dim, stride);
+                shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, dim, &mut it.m.sizes)
+                    .map_err(|e| op_error(e, span))?;
                 cur =
                     it.m.view_of(cur, meta, "unsqueeze", false, true, span)
                         .map_err(|e| op_error(e, span))?;
@@ -3572,13 +3558,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     None => shape::suggest_memory_format(&m.sizes, &m.strides, &mut it.m.sizes),
                     Some(d) => {
                         let (mut sizes, mut strides) = (m.sizes.clone(), m.strides.clone());
-                        let stride = if d < m.sizes.len() {
-                            it.m.sizes.mul(&m.sizes[d], &m.strides[d])?
-                        } else {
-                            SymInt::int(1)
-                        };
-                        sizes.insert(d, SymInt::int(1));
-                        strides.insert(d, stride);
+                        shape::unsqueeze_geometry(&mut sizes, &mut strides, d, &mut it.m.sizes)?;
                         shape::suggest_memory_format(&sizes, &strides, &mut it.m.sizes)
                     }
                 };

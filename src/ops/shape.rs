@@ -188,6 +188,24 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
     })
 }
 
+/// c10's `inferUnsqueezeGeometry`: inserts a size-1 dim at `dim`, whose
+/// stride is the extent of the dim it goes before (1 at the end).
+pub fn unsqueeze_geometry(
+    sizes: &mut Vec<SymInt>,
+    strides: &mut Vec<SymInt>,
+    dim: usize,
+    s: &mut Sizes,
+) -> OpResult<()> {
+    let stride = if dim >= sizes.len() {
+        SymInt::int(1)
+    } else {
+        s.mul(&sizes[dim], &strides[dim])?
+    };
+    sizes.insert(dim, SymInt::int(1));
+    strides.insert(dim, stride);
+    Ok(())
+}
+
 /// Contiguous strides (size-0 dims count as 1, as c10 does).
 pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
     let mut strides = vec![SymInt::int(1); sizes.len()];
