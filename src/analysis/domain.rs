@@ -279,13 +279,6 @@ pub struct FunctionalStorage {
     pub nbytes: Option<SymInt>,
     /// The input that owns it, if any.
     pub input: Option<usize>,
-    /// The last write was zero_/fill_ (functionalized to a fresh contiguous value).
-    pub last_write_fills: bool,
-    /// The last write went through a view made from the base by a slicing
-    /// op (slice, select, diagonal, …): functionalization regenerates the
-    /// base with the matching scatter, which keeps the base's strides, not
-    /// from the op's functional result.
-    pub last_write_scatters: bool,
     /// Spans of the ops that mutated it (provenance).
     /// (A ThinVec: one word in place; most storages are never written.)
     pub mutated_at: thin_vec::ThinVec<Span>,

@@ -785,6 +785,15 @@ pub fn collect(
             outputs,
         })
         .collect();
+    // The last data write to each storage (the tensor written and the op).
+    let mut last_write: HashMap<StorageId, (TensorId, &str)> = HashMap::new();
+    if !tangent_sources.is_empty() {
+        for e in &m.provenance.events {
+            if e.kind == EventKind::Data {
+                last_write.insert(e.storage, (e.tensor, e.op.as_str()));
+            }
+        }
+    }
     let mut traced_tangents = Vec::new();
     for (t, source, for_) in tangent_sources {
         let tt = m.tensors[t].clone();
@@ -792,23 +801,25 @@ pub fn collect(
         // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
         // to the same shape).
         let mut strides = tt.strides.clone();
-        let st = &m.storages[tt.storage];
+        let written = last_write.get(&tt.storage).copied();
+        // A write through a slicing view (slice, select, diagonal, …)
+        // regenerates the base from the matching scatter, which keeps the
+        // base's strides exactly; other writes replace it with their result.
+        let replaced = written.is_some_and(|(w, _)| !m.written_through_slicing(w));
         // An intermediate written in place (not through a view) holds the
         // write's functional result, with that op's strides.
         let written_intermediate = matches!(for_, TangentFor::Output(_))
-            && st.mutations > 0
-            && !st.last_write_scatters
+            && replaced
             && tt.view.is_none()
             && !tt.functional_view
             && tt.input_index.is_none();
-        // A write through a slicing view regenerates the base from a scatter,
-        // which keeps the base's strides exactly.
-        let written_input = matches!(for_, TangentFor::Input(_)) && !st.last_write_scatters;
+        let written_input = matches!(for_, TangentFor::Input(_)) && (written.is_none() || replaced);
         if written_input || written_intermediate {
             // A mutated input's tangent is the functional result of its last
             // write: zero_/fill_ become aten.zero/fill (a contiguous new_empty),
             // other ops give fresh strides to size-1 dims.
-            strides = if m.storages[tt.storage].last_write_fills {
+            let fills = written.is_some_and(|(_, op)| matches!(op, "zero_" | "fill_"));
+            strides = if fills {
                 shape::contiguous_strides(&tt.sizes, &mut m.sizes)?
             } else {
                 shape::like_strides(

@@ -46,7 +46,9 @@ pub struct Machine {
     pub autocast: Vec<Autocast>,
     /// Effect tokens discovered (`torch.ops.aten._print`).
     pub tokens: u32,
-    /// What the run did, for the report (changes no answer).
+    /// What the run did: for the report, and for the one answer that depends
+    /// on history, the strides of a tensor after its last write (which view
+    /// chain the write went through).
     pub provenance: super::meta::Provenance,
 }
 
@@ -515,7 +517,7 @@ impl Machine {
     /// another view (unsqueeze, transpose, view, alias, …) pass the write's
     /// result on instead (tpi then restrides the base's size-1 dims as the
     /// result's; a transposing chain over size-1 dims can differ).
-    fn written_through_slicing(&self, target: TensorId) -> bool {
+    pub fn written_through_slicing(&self, target: TensorId) -> bool {
         let Some(view) = &self.tensors[target].view else {
             return false;
         };
@@ -690,11 +692,6 @@ impl Machine {
         if !self.grad_enabled || self.inference_mode {
             st.mutations_no_grad += 1;
         }
-        st.last_write_fills = matches!(op, "zero_" | "fill_");
-        let scatters = self.written_through_slicing(target);
-        let st = &mut self.storages[t.storage];
-        st.last_write_scatters = scatters;
-
         st.mutated_at.push(span);
         self.version_spans[t.version] = Some(span);
         let mut inputs: Vec<(&str, Option<TensorId>)> = vec![("self", Some(target))];
