@@ -23,14 +23,24 @@ pub use syntax::{SourceFile, Span};
 pub struct Options {
     /// `keep_input_mutations` (torch.compile's default: true).
     pub keep_input_mutations: bool,
+    /// At most this many threads for one file (a big file is parsed in
+    /// parts at once, and a long function's two runs go side by side).
+    /// The answers are the same for any number.
+    pub threads: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             keep_input_mutations: true,
+            threads: available_threads(),
         }
     }
+}
+
+/// The number of threads the machine runs at once (1 if unknown).
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// Everything `tpi check` learns about one file.
@@ -79,7 +89,7 @@ pub fn peak_memory() -> Option<u64> {
 /// `check`, also reporting how long parsing and analysis took.
 pub fn check_with_timings(file: &SourceFile, options: &Options) -> (Outcome, Timings) {
     let started = std::time::Instant::now();
-    let parsed = syntax::parser::parse_module(&file.text);
+    let parsed = syntax::parser::parse_module_on(&file.text, options.threads);
     let parse = started.elapsed();
     let peak_after_parse = peak_memory();
     let started = std::time::Instant::now();
@@ -117,5 +127,8 @@ fn analyse_parsed(
 
 /// Parses and analyses one source file.
 pub fn check(file: &SourceFile, options: &Options) -> Outcome {
-    analyse_parsed(syntax::parser::parse_module(&file.text), options)
+    analyse_parsed(
+        syntax::parser::parse_module_on(&file.text, options.threads),
+        options,
+    )
 }

@@ -89,7 +89,8 @@ struct CheckArgs {
     /// Print how long each stage took, on stderr.
     #[arg(long)]
     timings: bool,
-    /// Files checked at once (default: one per core).
+    /// Threads to use (default: one per core): files are checked at once,
+    /// and one big file is parsed and analysed on several.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// The programs to check; `-` reads standard input.
@@ -235,19 +236,20 @@ struct Checked {
 }
 
 fn check(args: &CheckArgs) -> u8 {
-    let options = Options {
-        keep_input_mutations: !args.no_keep_input_mutations,
-    };
     let several = args.files.len() > 1;
     let out_color = render::use_color(std::io::stdout().is_terminal());
     let err_color = render::use_color(std::io::stderr().is_terminal());
-    // Files are independent: check them on every core, print in order.
-    let workers = args
+    // Files are independent: check them on every core, print in order;
+    // the threads left over go to each file (one big file gets them all).
+    let threads = args
         .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .min(args.files.len())
+        .map_or_else(tpi::available_threads, usize::from)
         .max(1);
+    let workers = threads.min(args.files.len()).max(1);
+    let options = Options {
+        keep_input_mutations: !args.no_keep_input_mutations,
+        threads: threads / workers,
+    };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Checked>>> = args
         .files
@@ -432,6 +434,7 @@ fn explain(args: &ExplainArgs) -> u8 {
     };
     let options = Options {
         keep_input_mutations: !args.no_keep_input_mutations,
+        ..Options::default()
     };
     let outcome = tpi::check(&file, &options);
     let color = render::use_color(std::io::stdout().is_terminal());

@@ -1571,8 +1571,10 @@ pub fn run_cli(
         );
         return EXIT_USAGE;
     }
+    // Cases run side by side, so each gets one thread.
     let base = Options {
         keep_input_mutations: !config.no_keep_input_mutations,
+        threads: 1,
     };
     let cases = match discover(&config.paths, &base) {
         Ok(cases) => cases,

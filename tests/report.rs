@@ -62,6 +62,7 @@ fn rendered(file: &SourceFile, outcome: &Outcome) -> String {
 fn options_for(path: &Path) -> Options {
     Options {
         keep_input_mutations: !common::file_name(path).starts_with("no_keep_"),
+        ..Options::default()
     }
 }
 
@@ -180,6 +181,7 @@ fn corpus_never_panics() {
                 &path,
                 &Options {
                     keep_input_mutations: keep,
+                    ..Options::default()
                 },
             );
             let report = file_report(&file, &outcome, true);

@@ -379,7 +379,9 @@ pub fn analyse_function(
     options: &Options,
 ) -> FunctionResult {
     let statements = count_statements(&def.body);
-    if (PARALLEL_MIN_STATEMENTS..=PARALLEL_MAX_STATEMENTS).contains(&statements) {
+    if options.threads > 1
+        && (PARALLEL_MIN_STATEMENTS..=PARALLEL_MAX_STATEMENTS).contains(&statements)
+    {
         let result = std::thread::scope(|scope| {
             let eager = std::thread::Builder::new()
                 .name("tpi-eager".to_string())

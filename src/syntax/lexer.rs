@@ -111,6 +111,10 @@ pub enum Tok<'a> {
     Semicolon,
     Arrow,
     Ellipsis,
+    /// Statements parsed on another thread (`parser.rs`, parallel
+    /// parsing): the lines of the region with this index, spliced in as
+    /// they stand. Never produced by an ordinary `Layout`.
+    Chunk(usize),
 }
 
 impl Tok<'_> {
@@ -144,6 +148,7 @@ impl Tok<'_> {
             | Tok::True
             | Tok::False
             | Tok::None => "keyword",
+            Tok::Chunk(_) => "chunk",
             _ => "punct",
         }
     }
@@ -205,6 +210,10 @@ pub enum SyntaxErrorKind {
     Unsupported(&'static str),
     /// `:=`.
     Walrus,
+    /// Parallel parsing only (`Layout::with_regions`, `Layout::region`): a
+    /// region is not whole lines of one block. The file is then parsed in
+    /// one piece, so this error is never shown.
+    OutsideRegion,
     /// Something the grammar accepts but the language does not: a bad
     /// assignment target, a keyword argument repeated, … The strings are
     /// the message, the label and an optional help.
@@ -507,6 +516,27 @@ pub struct Layout<'a> {
     previous: Option<Span>,
     current: Option<Span>,
     last_newline: Option<Span>,
+    /// Regions other threads parse (`Layout::with_regions`): each becomes a
+    /// `Tok::Chunk`. `next_region` indexes the next one to reach and
+    /// `region_at` is its start (`usize::MAX` when there is none).
+    /// `in_region` is set from a `Chunk` until `resume_at`.
+    regions: Vec<Region>,
+    next_region: usize,
+    region_at: usize,
+    in_region: bool,
+    /// For the layout of one region (`Layout::region`): where it stops.
+    region_stop: usize,
+}
+
+/// A region of a file that another thread lexes and parses: whole lines
+/// of one block, from `start` (a line indented `width` columns) to the
+/// first line indented less, or to `stop` (the start of the next region),
+/// or to the end of the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: usize,
+    pub width: usize,
+    pub stop: usize,
 }
 
 impl<'a> Layout<'a> {
@@ -541,7 +571,67 @@ impl<'a> Layout<'a> {
             previous: None,
             current: None,
             last_newline: None,
+            regions: Vec::new(),
+            next_region: 0,
+            region_at: usize::MAX,
+            in_region: false,
+            region_stop: usize::MAX,
         }
+    }
+
+    /// Lexes `text`, except that each of `regions` (sorted, disjoint)
+    /// becomes one `Tok::Chunk(index)`, as if it were one statement line of
+    /// the block it is in; after it, the caller says where the region ended
+    /// (`resume_at`). A region must start where this layout starts a
+    /// logical line outside brackets; when one does not (it was inside a
+    /// string or a bracket, or after a `\\`), lexing fails with an error,
+    /// and the caller parses the file in one piece instead.
+    pub fn with_regions(text: &'a str, regions: Vec<Region>) -> Layout<'a> {
+        let mut layout = Layout::new(text);
+        layout.region_at = regions.first().map_or(usize::MAX, |region| region.start);
+        layout.regions = regions;
+        layout
+    }
+
+    /// After a `Chunk`: goes on lexing at `end`, where its region ended
+    /// (`region_end` of the region's own layout: the start of a line).
+    pub fn resume_at(&mut self, end: usize) -> Result<(), SyntaxError> {
+        let position = self.raw.span().end;
+        if !self.in_region || end < position || end > self.text.len() {
+            return Err(SyntaxError::new(
+                SyntaxErrorKind::OutsideRegion,
+                position,
+                position,
+            ));
+        }
+        self.in_region = false;
+        self.raw.bump(end - position);
+        self.line_start = end;
+        self.next_region += 1;
+        self.region_at = self
+            .regions
+            .get(self.next_region)
+            .map_or(usize::MAX, |next| next.start);
+        if self.region_at == end {
+            self.splice()?;
+        }
+        Ok(())
+    }
+
+    /// Lexes one region of `text` on its own (`with_regions`): its block's
+    /// indentation is the base, and the region ends before the first line
+    /// indented less, or at `region.stop`, or at the end of the text.
+    pub fn region(text: &'a str, region: Region) -> Layout<'a> {
+        let mut layout = Layout::starting_at(text, region.start);
+        layout.indents = vec![region.width];
+        layout.region_stop = region.stop;
+        layout
+    }
+
+    /// Where a region's layout stopped (the start of a line, or the end of
+    /// the text), once it has produced its last token.
+    pub fn region_end(&self) -> usize {
+        self.line_start.min(self.text.len())
     }
 
     /// The brackets open at this point of the input, outermost first.
@@ -579,9 +669,10 @@ impl<'a> Layout<'a> {
     }
 
     /// At the end of the input: close the last line and every open block.
-    fn finish(&mut self) -> Result<(), SyntaxError> {
+    /// (`end` is the end of the text, or where a region's layout stops.)
+    fn finish(&mut self, end: usize) -> Result<(), SyntaxError> {
         self.done = true;
-        let end = self.text.len();
+        self.line_start = end;
         if let Some(&(open, open_span)) = self.brackets.last() {
             return Err(SyntaxError::new(
                 SyntaxErrorKind::Unclosed { open, open_span },
@@ -659,9 +750,14 @@ impl<'a> Layout<'a> {
             let raw = self.raw.next();
             let range = self.raw.span();
             let (start, end) = (range.start, range.end);
+            if start >= self.region_at || self.in_region {
+                // The next region starts inside a token or a bracket, or
+                // after a `\\`: it is not a line of its own here.
+                return self.fail(SyntaxError::new(SyntaxErrorKind::OutsideRegion, start, end));
+            }
             let raw = match raw {
                 None => {
-                    if let Err(error) = self.finish() {
+                    if let Err(error) = self.finish(self.text.len()) {
                         return self.fail(error);
                     }
                     return self.pending.pop_front().map(Ok);
@@ -692,13 +788,28 @@ impl<'a> Layout<'a> {
                         continue;
                     }
                     self.line_start = end;
-                    if self.line_has_tokens {
+                    let newline = self.line_has_tokens.then(|| {
                         self.line_has_tokens = false;
                         self.line_operators = 0;
                         self.last_newline = Some(Span::new(start, end));
-                        return Some(Ok((start, Tok::Newline, end)));
+                        (start, Tok::Newline, end)
+                    });
+                    if end == self.region_at {
+                        if let Err(error) = self.splice() {
+                            return self.fail(error);
+                        }
+                        if let Some(newline) = newline {
+                            self.pending.push_front(newline);
+                        }
+                        return self.pending.pop_front().map(Ok);
                     }
-                    continue;
+                    if end == self.region_stop {
+                        return self.end_region(newline);
+                    }
+                    match newline {
+                        Some(newline) => return Some(Ok(newline)),
+                        None => continue,
+                    }
                 }
                 Raw::Bom if start == 0 => {
                     self.line_start = end;
@@ -711,6 +822,10 @@ impl<'a> Layout<'a> {
                 Err(error) => return self.fail(error),
             };
             if !self.line_has_tokens {
+                if self.indents[0] > 0 && self.line_width(start) < self.indents[0] {
+                    // A region's layout: the block it is part of ends here.
+                    return self.end_region(None);
+                }
                 self.line_has_tokens = true;
                 self.line_first = Some(Span::new(start, end));
                 if let Err(error) = self.indentation(start) {
@@ -747,6 +862,69 @@ impl<'a> Layout<'a> {
             self.pending.push_back((start, token, end));
             return self.pending.pop_front().map(Ok);
         }
+    }
+
+    /// At the start of the next region's first line: queues the layout
+    /// tokens its indentation calls for and the `Chunk` that stands for it;
+    /// lexing goes on at `resume_at`.
+    fn splice(&mut self) -> Result<(), SyntaxError> {
+        let index = self.next_region;
+        let region = self.regions[index];
+        let bytes = self.text.as_bytes();
+        let width = bytes[region.start..]
+            .iter()
+            .take_while(|&&b| b == b' ')
+            .count();
+        let first = region.start + width;
+        // The region's first line must have a token (not be blank or a
+        // comment), indented as its layout will take it.
+        if width != region.width
+            || matches!(
+                bytes.get(first),
+                None | Some(b'\r' | b'\n' | b'#' | b'\t' | b'\x0c')
+            )
+        {
+            return Err(SyntaxError::new(
+                SyntaxErrorKind::OutsideRegion,
+                first,
+                first,
+            ));
+        }
+        self.indentation(first)?;
+        self.count_elifs(&Tok::Chunk(index), first, first)?;
+        self.pending.push_back((first, Tok::Chunk(index), first));
+        self.in_region = true;
+        Ok(())
+    }
+
+    /// The end of a region's layout (`Layout::region`): the last line's
+    /// `Newline` if it has not had one, and the `Dedent`s back to its base.
+    fn end_region(
+        &mut self,
+        newline: Option<Spanned<'a>>,
+    ) -> Option<Result<Spanned<'a>, SyntaxError>> {
+        if let Some(newline) = newline {
+            self.pending.push_back(newline);
+        }
+        if let Err(error) = self.finish(self.line_start) {
+            return self.fail(error);
+        }
+        self.pending.pop_front().map(Ok)
+    }
+
+    /// The indentation width of the line of the token at `token_start`
+    /// (as `indentation` counts it; a tab makes it unknown: `usize::MAX`).
+    fn line_width(&self, token_start: usize) -> usize {
+        let mut width = 0;
+        for &byte in &self.text.as_bytes()[self.line_start..token_start] {
+            match byte {
+                b' ' => width += 1,
+                b'\x0c' => width = 0,
+                b'\t' => return usize::MAX,
+                _ => break,
+            }
+        }
+        width
     }
 
     /// Called on the first token of each logical line: each `elif` nests

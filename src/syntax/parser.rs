@@ -16,7 +16,7 @@ use super::ast::{
     BinOp, Call, CmpOp, Expr, ExprKind, FunctionDef, Ident, Item, Keyword, ListComp, Module, Name,
     Param, Stmt, StmtKind, UnaryOp,
 };
-use super::lexer::{Layout, SyntaxError, SyntaxErrorKind, Tok};
+use super::lexer::{Layout, Region, Spanned, SyntaxError, SyntaxErrorKind, Tok};
 use super::lexer::{MAX_BRACKET_DEPTH, MAX_ELIF_BRANCHES, MAX_INDENT_DEPTH, MAX_LINE_OPERATORS};
 use super::source::{SourceFile, Span};
 use crate::report::Diagnostic;
@@ -50,8 +50,14 @@ pub enum Entry {
 
 /// Parses a whole `.tp` file: `import` lines and function definitions.
 pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
+    parse_module_on(text, 1)
+}
+
+/// `parse_module` on up to `threads` threads: a big file is cut into
+/// parts parsed at once (`parse_split`), with the same result.
+pub fn parse_module_on(text: &str, threads: usize) -> Result<Module, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
-    let (lines, may_be_deep) = parse_lines(text, &mut diagnostics);
+    let (lines, may_be_deep) = parse_lines(text, threads, &mut diagnostics);
     let mut items = Vec::new();
     for line in lines.unwrap_or_default() {
         match line {
@@ -87,7 +93,7 @@ pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
 /// statements (including `x: Tensor(4)` declarations), in order.
 pub fn parse_interactive(text: &str) -> Result<Vec<Entry>, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
-    let (lines, may_be_deep) = parse_lines(text, &mut diagnostics);
+    let (lines, may_be_deep) = parse_lines(text, 1, &mut diagnostics);
     let mut entries = Vec::new();
     for line in lines.unwrap_or_default() {
         match line {
@@ -211,16 +217,24 @@ pub fn decode_source(name: &str, bytes: Vec<u8>) -> (SourceFile, Option<Diagnost
 /// next top-level line to find more. Returns the lines of a clean parse,
 /// and whether some expression may be deeper than `MAX_EXPR_DEPTH` (see
 /// `Layout::max_line_operators`): only then is the tree walked to check.
-fn parse_lines(text: &str, diagnostics: &mut Vec<Diagnostic>) -> (Option<Vec<Line>>, bool) {
-    let result = parse_lines_with_names(text, diagnostics);
+fn parse_lines(
+    text: &str,
+    threads: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Option<Vec<Line>>, bool) {
+    let result = parse_lines_with_names(text, threads, diagnostics);
     end_names();
     result
 }
 
 fn parse_lines_with_names(
     text: &str,
+    threads: usize,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Option<Vec<Line>>, bool) {
+    if let Some((lines, may_be_deep)) = parse_split(text, threads) {
+        return (Some(lines), may_be_deep);
+    }
     let parser = tp::LinesParser::new();
     let mut start = 0;
     loop {
@@ -247,6 +261,243 @@ fn parse_lines_with_names(
             }
         }
     }
+}
+
+// ------------------------------------------------------- parallel parsing
+
+/// Files at least this big are parsed on several threads (`parse_split`).
+const SPLIT_MIN_BYTES: usize = 256 << 10;
+
+/// At most this many threads parse one file.
+const SPLIT_MAX_PARTS: usize = 16;
+
+thread_local! {
+    /// While `parse_split`'s own parse runs: the lines of the regions other
+    /// threads parsed, each taken by the `Tok::Chunk` that stands for it.
+    static CHUNKS: std::cell::RefCell<Vec<Option<Vec<Line>>>> = Default::default();
+}
+
+type GrammarError<'a> = ParseError<usize, Tok<'a>, SyntaxError>;
+
+fn outside_region<'a>() -> GrammarError<'a> {
+    ParseError::User {
+        error: SyntaxError::new(SyntaxErrorKind::OutsideRegion, 0, 0),
+    }
+}
+
+/// The lines of region `index` (grammar action for `Chunk`).
+pub(crate) fn take_chunk<'a>(index: usize) -> Result<Vec<Line>, GrammarError<'a>> {
+    CHUNKS
+        .with(|chunks| chunks.borrow_mut().get_mut(index).and_then(Option::take))
+        .ok_or_else(outside_region)
+}
+
+/// Adds the statements of region `index` to a block (grammar action). A
+/// `def` or `import` there is not valid in a block: the file is then parsed
+/// in one piece, which words the error.
+pub(crate) fn chunk_block<'a>(
+    mut block: Vec<Stmt>,
+    index: usize,
+) -> Result<Vec<Stmt>, GrammarError<'a>> {
+    let mut lines = take_chunk(index)?.into_iter();
+    while let Some(line) = lines.next() {
+        match line {
+            Line::Stmts(stmts) => block.extend(stmts),
+            Line::Item(item) => {
+                dismantle_item(*item);
+                lines.for_each(dismantle_line);
+                block.into_iter().for_each(dismantle_stmt);
+                return Err(outside_region());
+            }
+        }
+    }
+    Ok(block)
+}
+
+/// What a thread returns for its region: its lines, where the region
+/// ended, and its `max_line_operators`.
+type RegionParse = Option<(Vec<Line>, usize, usize)>;
+
+/// Parses a big file on `threads` threads, or returns `None` (a small file,
+/// one core, or anything unexpected, including any syntax error: the file
+/// is then parsed in one piece, which finds and words the errors).
+///
+/// The file is cut at a few lines (`split_regions`). Each other thread
+/// parses one region, from its line to where that line's block ends or
+/// the next region starts; this thread parses the rest, where each region
+/// is one `Tok::Chunk` that its thread's lines replace. The layout checks
+/// that every region starts a logical line outside brackets and strings,
+/// so the tokens, and so the tree, are those of the whole-file parse.
+fn parse_split(text: &str, threads: usize) -> Option<(Vec<Line>, bool)> {
+    let parts = threads.min(SPLIT_MAX_PARTS);
+    if text.len() < SPLIT_MIN_BYTES || parts < 2 {
+        return None;
+    }
+    let regions = split_regions(text, parts);
+    if regions.is_empty() {
+        return None;
+    }
+    parse_regions(text, regions)
+}
+
+/// `parse_split` with the regions given.
+fn parse_regions(text: &str, regions: Vec<Region>) -> Option<(Vec<Line>, bool)> {
+    let result = std::thread::scope(|scope| {
+        let mut workers = Vec::with_capacity(regions.len());
+        for &region in &regions {
+            let worker = std::thread::Builder::new()
+                .name("tpi-parse".to_string())
+                .stack_size(crate::WORKER_STACK_BYTES)
+                .spawn_scoped(scope, move || parse_region(text, region))
+                .ok()?;
+            workers.push(Some(worker));
+        }
+        CHUNKS.with(|chunks| *chunks.borrow_mut() = regions.iter().map(|_| None).collect());
+        let mut layout = Layout::with_regions(text, regions);
+        let mut joining = Joining {
+            layout: &mut layout,
+            workers,
+            max_line_operators: 0,
+        };
+        let result = tp::LinesParser::new().parse(&mut joining);
+        let operators = joining.max_line_operators;
+        // Regions never reached (after an error) are joined by the scope.
+        drop(joining);
+        let operators = operators.max(layout.max_line_operators());
+        match result {
+            Ok(lines) => Some((lines, operators + 2 > MAX_EXPR_DEPTH)),
+            Err(_) => None,
+        }
+    });
+    let unused = CHUNKS.with(|chunks| std::mem::take(&mut *chunks.borrow_mut()));
+    unused
+        .into_iter()
+        .flatten()
+        .flatten()
+        .for_each(dismantle_line);
+    result
+}
+
+/// Lexes and parses one region (on its own thread).
+fn parse_region(text: &str, region: Region) -> RegionParse {
+    let mut layout = Layout::region(text, region);
+    let result = tp::LinesParser::new().parse(&mut layout);
+    end_names();
+    let lines = result.ok()?;
+    Some((lines, layout.region_end(), layout.max_line_operators()))
+}
+
+/// The main parse's tokens: on each `Chunk`, waits for its region's thread,
+/// hands its lines to the grammar (`CHUNKS`) and goes on after the region.
+struct Joining<'l, 'a, 's> {
+    layout: &'l mut Layout<'a>,
+    workers: Vec<Option<std::thread::ScopedJoinHandle<'s, RegionParse>>>,
+    max_line_operators: usize,
+}
+
+impl<'a> Iterator for Joining<'_, 'a, '_> {
+    type Item = Result<Spanned<'a>, SyntaxError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.layout.next();
+        if let Some(Ok((start, Tok::Chunk(index), _))) = item {
+            let worker = self.workers.get_mut(index).and_then(Option::take);
+            let parsed = worker.and_then(|worker| {
+                // A panic while parsing is a bug: pass it on as one.
+                worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            let Some((lines, end, operators)) = parsed else {
+                return Some(Err(SyntaxError::new(
+                    SyntaxErrorKind::OutsideRegion,
+                    start,
+                    start,
+                )));
+            };
+            self.max_line_operators = self.max_line_operators.max(operators);
+            CHUNKS.with(|chunks| chunks.borrow_mut()[index] = Some(lines));
+            if let Err(error) = self.layout.resume_at(end) {
+                return Some(Err(error));
+            }
+            return Some(Ok((start, Tok::Chunk(index), end)));
+        }
+        item
+    }
+}
+
+/// Where to cut `text` for `parts` threads: one region starting near each
+/// of the offsets `len * k / parts` (k ≥ 1), at the least indented line
+/// close after it that can start a region (`region_line`). A region ends
+/// where its block does or where the next one starts; this is guessed from
+/// indentation alone, and the layouts check it.
+fn split_regions(text: &str, parts: usize) -> Vec<Region> {
+    let bytes = text.as_bytes();
+    let window = (bytes.len() / (parts * 8)).max(1);
+    let mut regions: Vec<Region> = Vec::new();
+    for part in 1..parts {
+        let target = bytes.len() * part / parts;
+        let Some((start, width)) = region_line(bytes, target, window) else {
+            continue;
+        };
+        if let Some(last) = regions.last_mut() {
+            if start <= last.start {
+                continue;
+            }
+            last.stop = start;
+        }
+        regions.push(Region {
+            start,
+            width,
+            stop: usize::MAX,
+        });
+    }
+    regions
+}
+
+/// The start and indentation of the least indented line that can start a
+/// region among the lines that start in `from..from + window` (the first
+/// such line if several): a line with a statement, not a blank or comment
+/// line, nor `else`/`elif` (which continue the statement before).
+fn region_line(bytes: &[u8], from: usize, window: usize) -> Option<(usize, usize)> {
+    let mut at = from;
+    // The start of the first line at or after `from`, past the first line.
+    while at < bytes.len() && (at == 0 || bytes[at - 1] != b'\n') {
+        at += 1;
+    }
+    let limit = from.saturating_add(window);
+    let mut best: Option<(usize, usize)> = None;
+    while at < bytes.len() && at < limit {
+        let mut width = 0;
+        let mut first = at;
+        while first < bytes.len() && bytes[first] == b' ' {
+            width += 1;
+            first += 1;
+        }
+        let rest = &bytes[first..];
+        let keyword = |word: &[u8]| {
+            rest.starts_with(word)
+                && rest
+                    .get(word.len())
+                    .is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        };
+        let statement = rest
+            .first()
+            .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+            && !keyword(b"else")
+            && !keyword(b"elif");
+        if statement && best.is_none_or(|(_, w)| width < w) {
+            best = Some((at, width));
+            if width == 0 {
+                break;
+            }
+        }
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(offset) => at = first + offset + 1,
+            None => break,
+        }
+    }
+    best
 }
 
 /// The start of the first line after `after` that begins, at column 0,
@@ -755,6 +1006,10 @@ pub fn describe(error: SyntaxError, text: &str) -> Diagnostic {
         SyntaxErrorKind::TooManyElifs => syntax("too many `elif` branches".to_string())
             .with_label(format!("more than {MAX_ELIF_BRANCHES} `elif`s in one `if`"))
             .with_help("split the chain, e.g. with a helper function"),
+        // Never shown: the file is then parsed in one piece (`parse_split`).
+        SyntaxErrorKind::OutsideRegion => {
+            syntax("a region parsed apart is not whole lines of one block".to_string())
+        }
         SyntaxErrorKind::ExpressionTooDeep => syntax("expression nested too deeply".to_string())
             .with_label(format!("more than {MAX_EXPR_DEPTH} levels deep"))
             .with_help("split it into several statements with intermediate names"),
@@ -1736,6 +1991,132 @@ mod tests {
             Ok(_) => panic!("{text:?} parsed"),
             Err(mut diagnostics) => diagnostics.remove(0),
         }
+    }
+
+    /// Programs whose lines make every kind of place a region could start:
+    /// blocks in blocks, `elif`/`else`, brackets and strings over several
+    /// lines, `\\` continuations, comments, blank lines, top-level
+    /// statements (as the REPL has), a last line with no newline.
+    const SPLIT_PROGRAMS: &[&str] = &[
+        "import torch\n\ndef f(x: Tensor(4)):\n    y = x + 1\n    if y.dim() > 0:\n        y.add_(1)\n        z = y * 2\n    elif x.dim() == 2:\n        z = x\n    else:\n        z = y\n\n    # a comment\n    for i in range(2):\n        with torch.no_grad():\n            x.mul_(2)\n    return z\n\ndef g(a: Tensor(2)):\n    return a.t()\n",
+        "def f(x: Tensor(4)):\n    y = torch.cat([x,\nx,\n    x], dim=0)\n    s = \"\"\"text\ndef g():\n    y = 1\n\"\"\"\n    z = y + \\\n1\n    w = (y\n  + z)\n    return w\nx = 1\ny = [x,\n  x]\nz = y",
+        "def f(x: Tensor(4)):\r\n    if x.dim() == 1:\r\n        a = 1\r\n        if a:\r\n            b = 2\r\n        else:\r\n            b = 3\r\n    c = 4; d = 5\r\n\r\n    return x\r\n",
+        "def f(x: Tensor(4)):\n    a = 1\n  b = 2\n    c = 3\n",
+        "def f(x: Tensor(4)):\n    a = (1\n    b = 2\n    return a\n",
+        "def f(x: Tensor(4)):\n    def g():\n        pass\n    return x\ndef h():\n    return 1 +\n",
+    ];
+
+    /// The lines of a parse in one piece, as text.
+    fn whole(text: &str) -> String {
+        let mut diagnostics = Vec::new();
+        let (lines, _) = parse_lines(text, 1, &mut diagnostics);
+        format!("{lines:?}")
+    }
+
+    /// The line starts of `text` and their indentation (as `region_line`
+    /// counts it).
+    fn line_starts(text: &str) -> Vec<(usize, usize)> {
+        let bytes = text.as_bytes();
+        (1..bytes.len())
+            .filter(|&at| bytes[at - 1] == b'\n')
+            .map(|at| (at, bytes[at..].iter().take_while(|&&b| b == b' ').count()))
+            .collect()
+    }
+
+    /// Every way of cutting a program into regions gives the tree of the
+    /// parse in one piece, or no tree (the file is then parsed in one
+    /// piece): one region at any line, with the right or a wrong width,
+    /// and two regions at any two lines.
+    #[test]
+    fn any_regions_give_the_whole_parse_or_none() {
+        for text in SPLIT_PROGRAMS {
+            let expected = whole(text);
+            let starts = line_starts(text);
+            let mut split = 0;
+            let mut check = |regions: Vec<Region>| {
+                if let Some((lines, _)) = parse_regions(text, regions.clone()) {
+                    let got = format!("{:?}", Some(lines));
+                    assert_eq!(got, expected, "{text:?} cut at {regions:?}");
+                    split += 1;
+                }
+                end_names();
+            };
+            for &(start, width) in &starts {
+                for width in [width, width + 1, width.saturating_sub(1), width + 4] {
+                    let stop = usize::MAX;
+                    check(vec![Region { start, width, stop }]);
+                }
+            }
+            for (i, &(start, width)) in starts.iter().enumerate() {
+                for &(next, next_width) in &starts[i + 1..] {
+                    check(vec![
+                        Region {
+                            start,
+                            width,
+                            stop: next,
+                        },
+                        Region {
+                            start: next,
+                            width: next_width,
+                            stop: usize::MAX,
+                        },
+                    ]);
+                }
+            }
+            if expected.starts_with("Some") {
+                assert!(split > 0, "{text:?} was never parsed in parts");
+            } else {
+                assert_eq!(split, 0, "{text:?} has errors but parsed in parts");
+            }
+        }
+    }
+
+    /// A program of `functions` functions of `statements` lines each.
+    fn big_program(functions: usize, statements: usize) -> String {
+        let mut text = String::from("import torch\n");
+        for f in 0..functions {
+            text.push_str(&format!("def f{f}(x: Tensor(4)):\n"));
+            for i in 0..statements {
+                text.push_str(&format!("    y{i} = x.view(2, 2) * {i}\n"));
+                if i % 7 == 0 {
+                    text.push_str(
+                        "    if x.dim() > 1:\n        x.add_(1)\n    else:\n        pass\n",
+                    );
+                }
+            }
+            text.push_str("    return x\n");
+        }
+        text
+    }
+
+    /// A big file is cut where `split_regions` says, at top-level lines
+    /// when there are several functions, and inside the block of one, and
+    /// parses as in one piece.
+    #[test]
+    fn big_files_parse_in_parts_as_in_one() {
+        let text = big_program(40, 50);
+        let expected = whole(&text);
+        for parts in 2..=5 {
+            let regions = split_regions(&text, parts);
+            assert_eq!(regions.len(), parts - 1, "{regions:?}");
+            assert!(
+                regions.iter().all(|region| region.width == 0),
+                "{regions:?}"
+            );
+            let (lines, _) = parse_regions(&text, regions).expect("parses in parts");
+            assert_eq!(format!("{:?}", Some(lines)), expected);
+            end_names();
+        }
+        let text = big_program(1, 2000);
+        let expected = whole(&text);
+        let regions = split_regions(&text, 3);
+        assert_eq!(regions.len(), 2, "{regions:?}");
+        assert!(
+            regions.iter().all(|region| region.width == 4),
+            "{regions:?}"
+        );
+        let (lines, _) = parse_regions(&text, regions).expect("parses in parts");
+        assert_eq!(format!("{:?}", Some(lines)), expected);
     }
 
     #[test]
