@@ -285,6 +285,16 @@ fn outside_region<'a>() -> GrammarError<'a> {
     }
 }
 
+/// Adds a line to the lines so far (grammar action): statements go on
+/// the statements of the line before when it has some, so that a run of
+/// statement lines (a region inside a block) is one vector.
+pub(crate) fn push_line(lines: &mut Vec<Line>, line: Line) {
+    match (lines.last_mut(), line) {
+        (Some(Line::Stmts(before)), Line::Stmts(stmts)) => before.extend(stmts),
+        (_, line) => lines.push(line),
+    }
+}
+
 /// The lines of region `index` (grammar action for `Chunk`).
 pub(crate) fn take_chunk<'a>(index: usize) -> Result<Vec<Line>, GrammarError<'a>> {
     CHUNKS
