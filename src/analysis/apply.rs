@@ -3,7 +3,7 @@
 //! tensor, a view, an in-place data or metadata mutation, a storage swap).
 
 use super::domain::*;
-use super::interp::{op_error, Interp, R};
+use super::interp::{op_error, ArgValues, Interp, R};
 use super::state::{Meta, Mode};
 use super::value::Value;
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
@@ -25,7 +25,7 @@ fn oe(code: &'static str, msg: impl Into<String>) -> OpError {
 /// The bound arguments of one call, with typed accessors.
 pub struct Args<'o> {
     pub op: &'o OpDef,
-    pub v: Vec<Value>,
+    pub v: ArgValues,
 }
 
 impl Args<'_> {
@@ -275,7 +275,7 @@ fn int_list_str(v: &[i64]) -> String {
 
 // ---------------------------------------------------------------- entry
 
-pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) -> R<Value> {
+pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -> R<Value> {
     let a = Args { op, v: args };
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
@@ -738,18 +738,36 @@ pub fn tensor_method(
     }
     let table = OpTable::get();
     match table.lookup(name).filter(|o| o.method) {
-        Some(op) => {
-            let mut all = vec![Value::Tensor(t)];
-            all.extend(pos);
-            let args = it.bind(op, all, kw, span)?;
-            apply(it, op, args, span)
-        }
+        Some(op) => call_tensor_method(it, t, op, pos, kw, span),
         None => Err(err(
             "unknown-op",
             format!("`{name}` is not a tensor method tpi knows"),
             func_span,
         )),
     }
+}
+
+/// The op `tensor.NAME(...)` calls when `NAME` is a method of the op table
+/// (what `tensor_attr` then `tensor_method` resolve it to); None for the
+/// attributes and queries they handle otherwise.
+pub fn direct_tensor_method(name: &str) -> Option<&'static OpDef> {
+    if matches!(name, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") || is_query(name) {
+        return None;
+    }
+    OpTable::get().lookup(name).filter(|o| o.method)
+}
+
+/// Calls the method `op` on tensor `t`.
+pub fn call_tensor_method(
+    it: &mut Interp,
+    t: TensorId,
+    op: &'static OpDef,
+    pos: Vec<Value>,
+    kw: Vec<(Name, Value)>,
+    span: Span,
+) -> R<Value> {
+    let args = it.bind_with(op, Some(Value::Tensor(t)), pos, kw, span)?;
+    apply(it, op, args, span)
 }
 
 fn query(

@@ -33,6 +33,9 @@ pub enum Flow {
 
 pub type Env = rustc_hash::FxHashMap<Name, Value>;
 
+/// An op's bound arguments, one per parameter (few: kept in place).
+pub type ArgValues = smallvec::SmallVec<[Value; 8]>;
+
 pub struct Interp<'a> {
     pub functions: &'a Functions<'a>,
     pub m: Machine,
@@ -549,7 +552,24 @@ impl<'a> Interp<'a> {
                     args,
                     keywords,
                 } = &**call;
-                let f = self.eval(env, func)?;
+                // `tensor.method(...)`: the method is resolved here, without
+                // making the bound-method value (a box) that `getattr` would.
+                // The steps and the order of evaluation are `eval(func)`'s.
+                let mut method = None;
+                let f = match &func.kind {
+                    ExprKind::Attribute { value, attr } => {
+                        self.step(func.span)?;
+                        let v = self.eval(env, value)?;
+                        match (&v, super::apply::direct_tensor_method(attr)) {
+                            (Value::Tensor(t), Some(op)) => {
+                                method = Some((*t, op));
+                                Value::None
+                            }
+                            _ => self.getattr(v, attr, func.attr_span(), func.span)?,
+                        }
+                    }
+                    _ => self.eval(env, func)?,
+                };
                 let mut pos = Vec::with_capacity(args.len());
                 for a in args {
                     if let ExprKind::Starred(inner) = &a.kind {
@@ -563,7 +583,10 @@ impl<'a> Interp<'a> {
                 for k in keywords {
                     kw.push((k.name.name.clone(), self.eval(env, &k.value)?));
                 }
-                let v = self.call(f, pos, kw, e.span, func.span)?;
+                let v = match method {
+                    Some((t, op)) => super::apply::call_tensor_method(self, t, op, pos, kw, e.span)?,
+                    None => self.call(f, pos, kw, e.span, func.span)?,
+                };
                 self.take_assumptions(e.span);
                 v
             }
@@ -1486,19 +1509,33 @@ impl<'a> Interp<'a> {
         pos: Vec<Value>,
         kw: Vec<(Name, Value)>,
         span: Span,
-    ) -> R<Vec<Value>> {
+    ) -> R<ArgValues> {
+        self.bind_with(op, None, pos, kw, span)
+    }
+
+    /// `bind` with a receiver (`self` of a method call) before `pos`.
+    pub fn bind_with(
+        &mut self,
+        op: &OpDef,
+        receiver: Option<Value>,
+        pos: Vec<Value>,
+        kw: Vec<(Name, Value)>,
+        span: Span,
+    ) -> R<ArgValues> {
         use crate::ops::{DefaultValue, ParamType};
+        let count = usize::from(receiver.is_some()) + pos.len();
         // torch.einsum(equation, *operands)
-        let pos = if op.name == "einsum" && pos.len() > 2 {
-            let mut it = pos.into_iter();
+        let (receiver, pos) = if op.name == "einsum" && count > 2 {
+            let mut it = receiver.into_iter().chain(pos);
             let eq = it.next().unwrap_or(Value::None);
-            vec![eq, Value::tuple(it.collect())]
+            (None, vec![eq, Value::tuple(it.collect())])
         } else {
-            pos
+            (receiver, pos)
         };
-        let mut out: Vec<Option<Value>> = vec![None; op.params.len()];
+        let mut out: smallvec::SmallVec<[Option<Value>; 8]> =
+            smallvec::smallvec![None; op.params.len()];
         let mut pi = 0;
-        let mut pos = pos.into_iter().peekable();
+        let mut pos = receiver.into_iter().chain(pos).peekable();
         while let Some(v) = pos.next() {
             while pi < op.params.len() && op.params[pi].keyword_only {
                 pi += 1;
@@ -1569,7 +1606,7 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        let mut args = Vec::with_capacity(out.len());
+        let mut args = ArgValues::with_capacity(out.len());
         for (p, v) in op.params.iter().zip(out) {
             let v = match v {
                 Some(v) => v,
