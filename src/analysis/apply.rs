@@ -212,8 +212,8 @@ impl Args<'_> {
 
 /// The op's tensor arguments by parameter name (tensor lists give one entry
 /// per tensor), for autograd's edges and saved tensors.
-fn named_inputs(a: &Args) -> Vec<(&'static str, Option<TensorId>)> {
-    let mut out = Vec::new();
+fn named_inputs(a: &Args) -> NamedInputs {
+    let mut out = NamedInputs::new();
     for (p, v) in a.op.params.iter().zip(&a.v) {
         match v {
             Value::Tensor(t) => out.push((p.name, Some(*t))),
@@ -229,6 +229,9 @@ fn named_inputs(a: &Args) -> Vec<(&'static str, Option<TensorId>)> {
     }
     out
 }
+
+/// An op's tensor arguments by parameter name (few: kept in place).
+type NamedInputs = smallvec::SmallVec<[(&'static str, Option<TensorId>); 4]>;
 
 /// The overload whose saved tensors apply (`max.dim`, `max.other`, `pad.reflect`).
 fn saved_variant(a: &Args) -> std::borrow::Cow<'static, str> {
@@ -311,7 +314,7 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
             if let Some(v) = result_fixups {
                 return Ok(v);
             }
-            let mut outs = Vec::new();
+            let mut outs = smallvec::SmallVec::<[TensorId; 2]>::new();
             for m in metas {
                 outs.push(it.m.fresh(m, span, op.name));
             }
@@ -433,13 +436,13 @@ pub fn result_type(it: &Interp, ops: &[Operand]) -> DType {
 struct Pointwise {
     sizes: Vec<SymInt>,
     dtype: DType,
-    tensors: Vec<TensorId>,
+    tensors: smallvec::SmallVec<[TensorId; 4]>,
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
 fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<Pointwise> {
-    let mut ops = Vec::new();
-    let mut tensors = Vec::new();
+    let mut ops = smallvec::SmallVec::<[Operand; 4]>::new();
+    let mut tensors = smallvec::SmallVec::<[TensorId; 4]>::new();
     let mut sizes: Vec<SymInt> = Vec::new();
     for v in values {
         if let Value::None = v {
@@ -3137,35 +3140,35 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     let contiguous =
         |it: &mut Interp, sizes: Vec<SymInt>, dtype: DType| it.m.contiguous_meta(sizes, dtype);
     // Pointwise families.
-    let pw_rule = match rule {
-        "binary" => Some(("", vec!["self", "other"])),
-        "binary_float" => Some(("float", vec!["self", "other"])),
+    let pw_rule: Option<(&str, &[&str])> = match rule {
+        "binary" => Some(("", &["self", "other"])),
+        "binary_float" => Some(("float", &["self", "other"])),
         "div" => Some((
             if matches!(a.get("rounding_mode"), Value::Str(_)) {
                 ""
             } else {
                 "float"
             },
-            vec!["self", "other"],
+            &["self", "other"],
         )),
-        "binary_int" => Some(("int", vec!["self", "other"])),
-        "compare" => Some(("bool", vec!["self", "other"])),
-        "unary" => Some(("", vec!["self"])),
-        "unary_float" => Some(("float", vec!["self"])),
-        "unary_bool" => Some(("bool", vec!["self"])),
-        "unary_int" => Some(("int", vec!["self"])),
-        "clamp" => Some(("", vec!["self", "min", "max"])),
-        "lerp" => Some(("", vec!["self", "end", "weight"])),
-        "where" => Some(("", vec!["self", "other"])),
-        "addc" => Some(("", vec!["self", "tensor1", "tensor2"])),
+        "binary_int" => Some(("int", &["self", "other"])),
+        "compare" => Some(("bool", &["self", "other"])),
+        "unary" => Some(("", &["self"])),
+        "unary_float" => Some(("float", &["self"])),
+        "unary_bool" => Some(("bool", &["self"])),
+        "unary_int" => Some(("int", &["self"])),
+        "clamp" => Some(("", &["self", "min", "max"])),
+        "lerp" => Some(("", &["self", "end", "weight"])),
+        "where" => Some(("", &["self", "other"])),
+        "addc" => Some(("", &["self", "tensor1", "tensor2"])),
         _ => None,
     };
     if let Some((dt, names)) = pw_rule {
         if op.name == "pow" || op.name == "pow_" {
             if let (Value::Tensor(_), Value::None) = (a.get("self"), a.get("exponent")) {}
         }
-        let names: Vec<&str> = if op.name.starts_with("pow") {
-            vec!["self", "exponent"]
+        let names: &[&str] = if op.name.starts_with("pow") {
+            &["self", "exponent"]
         } else {
             names
         };
@@ -3180,8 +3183,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "torch.clamp: At least one of 'min' or 'max' must not be None",
             ));
         }
-        let mut vals: Vec<&Value> = names.iter().map(|n| a.get(n)).collect();
         let cond;
+        let mut vals: smallvec::SmallVec<[&Value; 4]> = names.iter().map(|n| a.get(n)).collect();
         if rule == "where" {
             cond = a.get("condition").clone();
             match &cond {
@@ -3234,13 +3237,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         _ => None,
     };
     let t = me.map(|m| it.m.t(m).clone());
-    let need = |t: &Option<Tensor>| -> OpResult<Tensor> {
-        t.clone()
+    fn need<'t>(t: &'t Option<Tensor>, op: &OpDef) -> OpResult<&'t Tensor> {
+        t.as_ref()
             .ok_or_else(|| oe("arguments", format!("{}(): expected a tensor", op.name)))
-    };
+    }
     match rule {
         "masked_fill" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let mask = a.tensor("mask")?;
             if it.m.t(mask).dtype != DType::Bool {
                 return Err(oe("other", "masked_fill only supports boolean masks"));
@@ -3256,10 +3259,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "sum" | "mean" | "amax" | "all" | "norm" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let dims = if op.params.iter().any(|p| p.name == "dim") { a.opt_dims(it, "dim")? } else { None };
             let keepdim = a.bool("keepdim")?;
-            let sizes = reduce_dims(it, &t, dims, keepdim)?;
+            let sizes = reduce_dims(it, t, dims, keepdim)?;
             let dtype_arg = if op.params.iter().any(|p| p.name == "dtype") { a.dtype("dtype")? } else { None };
             let dtype = match (rule, dtype_arg) {
                 (_, Some(d)) => d,
@@ -3302,7 +3305,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "max" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             match a.get("dim") {
                 Value::None => {
                     let meta = contiguous(it, vec![], t.dtype)?;
@@ -3316,7 +3319,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => {
                     let d = a.int(it, "dim")?;
                     let keepdim = a.bool("keepdim")?;
-                    let sizes = reduce_dims(it, &t, Some(vec![d]), keepdim)?;
+                    let sizes = reduce_dims(it, t, Some(vec![d]), keepdim)?;
                     let values = contiguous(it, sizes.clone(), t.dtype)?;
                     let indices = contiguous(it, sizes, DType::I64)?;
                     Ok((vec![values, indices], None))
@@ -3324,22 +3327,22 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
         }
         "argmax" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
             let keepdim = a.bool("keepdim")?;
-            let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, &t, dims, keepdim)? };
+            let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, t, dims, keepdim)? };
             let meta = contiguous(it, sizes, DType::I64)?;
             Ok((vec![meta], None))
         }
         "cumsum" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             let dtype = a.dtype("dtype")?.unwrap_or(if t.dtype.is_integral() { DType::I64 } else { t.dtype });
             let meta = contiguous(it, t.sizes.clone(), dtype)?;
             Ok((vec![meta], None))
         }
         "softmax" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let d = match a.opt_int(it, "dim")? {
                 Some(d) => d,
                 None => {
@@ -3369,7 +3372,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             // sort's meta does not check the dim: only eager rejects a bad one.
             let d = a.int(it, "dim")?;
             if it.m.mode == Mode::Eager {
@@ -3383,7 +3386,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![values, indices], None))
         }
         "topk" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let nd = t.sizes.len();
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let k = a.sym("k")?;
@@ -3400,7 +3403,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![values, indices], None))
         }
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "outer" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let other_name = match rule {
                 "matmul" => "other",
                 "mm" | "bmm" => "mat2",
@@ -3424,7 +3427,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
             let meta = contiguous(it, sizes, dtype)?;
             let (d1, d2) = (t.sizes.len(), ot.sizes.len());
-            if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, &t, &ot, me.unwrap_or(o), o) {
+            if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, t, &ot, me.unwrap_or(o), o) {
                 // torch._decomp's matmul, batched path:
                 // `tensor1_expanded.bmm(tensor2_expanded).view(output_shape)`, a view of
                 // an intermediate (eager's C++ uses _unsafe_view instead).
@@ -3442,7 +3445,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "addmm" | "baddbmm" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let (m1, m2) = if rule == "addmm" { (a.tensor("mat1")?, a.tensor("mat2")?) } else { (a.tensor("batch1")?, a.tensor("batch2")?) };
             let (s1, s2) = (it.m.t(m1).sizes.clone(), it.m.t(m2).sizes.clone());
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
@@ -3489,13 +3492,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "einsum" => einsum(it, a, span),
         "clone" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
             let strides = shape::like_strides(&t.sizes, &t.strides, f, &mut it.m.sizes)?;
             Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "same_shape" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let strides = if op.name == "flip" {
                 shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
             } else {
@@ -3587,7 +3590,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], None))
         }
         "repeat" | "tile" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let reps = a.syms(if rule == "repeat" { "repeats" } else { "dims" })?;
             let nd = t.sizes.len();
             if rule == "repeat" && reps.len() < nd {
@@ -3609,7 +3612,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "repeat_interleave" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let r = match a.get("repeats") {
                 Value::Int(r) => r.clone(),
                 Value::Tensor(_) => match a.get("output_size") {
@@ -3639,7 +3642,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![], Some(Value::Tensor(v))))
         }
         "index_select" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             let ix = a.tensor("index")?;
             let is = it.m.t(ix).sizes.clone();
@@ -3655,7 +3658,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "gather" | "take" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let ix = a.tensor("index")?;
             if rule == "gather" {
                 shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
@@ -3668,7 +3671,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "scatter" | "index_add" | "index_fill" | "index_put" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             if rule == "scatter" {
                 shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             }
@@ -3677,7 +3680,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "data_dependent" if it.m.mode == Mode::Eager => {
             // Eager knows the data; tpi does not: an unknown (unbacked) size.
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
             let sizes = if op.name == "nonzero" { vec![u, SymInt::int(t.sizes.len() as i64)] } else { vec![u] };
@@ -3691,7 +3694,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         )
         .help("use torch.where(mask, x, other) to keep the shape static")),
         "tril" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             if t.sizes.len() < 2 {
                 return Err(oe("other", format!("{}: input tensor must have at least 2 dimensions", op.name)));
             }

@@ -34,7 +34,7 @@ pub enum Flow {
 pub type Env = rustc_hash::FxHashMap<Name, Value>;
 
 /// An op's bound arguments, one per parameter (few: kept in place).
-pub type ArgValues = smallvec::SmallVec<[Value; 8]>;
+pub type ArgValues = smallvec::SmallVec<[Value; 6]>;
 
 pub struct Interp<'a> {
     pub functions: &'a Functions<'a>,
@@ -584,7 +584,9 @@ impl<'a> Interp<'a> {
                     kw.push((k.name.name.clone(), self.eval(env, &k.value)?));
                 }
                 let v = match method {
-                    Some((t, op)) => super::apply::call_tensor_method(self, t, op, pos, kw, e.span)?,
+                    Some((t, op)) => {
+                        super::apply::call_tensor_method(self, t, op, pos, kw, e.span)?
+                    }
                     None => self.call(f, pos, kw, e.span, func.span)?,
                 };
                 self.take_assumptions(e.span);
@@ -1532,8 +1534,11 @@ impl<'a> Interp<'a> {
         } else {
             (receiver, pos)
         };
-        let mut out: smallvec::SmallVec<[Option<Value>; 8]> =
-            smallvec::smallvec![None; op.params.len()];
+        // The arguments in place, `given` marking the parameters bound (the
+        // others take their defaults below).
+        let mut out: ArgValues = smallvec::smallvec![Value::None; op.params.len()];
+        let mut given: u64 = 0;
+        debug_assert!(op.params.len() <= 64);
         let mut pi = 0;
         let mut pos = receiver.into_iter().chain(pos).peekable();
         while let Some(v) = pos.next() {
@@ -1561,10 +1566,11 @@ impl<'a> Interp<'a> {
                 while let Some(Value::Int(_)) = pos.peek() {
                     items.push(pos.next().unwrap_or(Value::None));
                 }
-                out[pi] = Some(Value::tuple(items));
+                out[pi] = Value::tuple(items);
             } else {
-                out[pi] = Some(v);
+                out[pi] = v;
             }
+            given |= 1 << pi;
             pi += 1;
         }
         for (k, v) in kw {
@@ -1583,14 +1589,15 @@ impl<'a> Interp<'a> {
             });
             match idx {
                 Some(i) => {
-                    if out[i].is_some() {
+                    if given & (1 << i) != 0 {
                         return Err(err(
                             "arguments",
                             format!("`{}` got multiple values for argument `{k}`", op.name),
                             span,
                         ));
                     }
-                    out[i] = Some(v);
+                    out[i] = v;
+                    given |= 1 << i;
                 }
                 None => {
                     let mut d = err(
@@ -1606,33 +1613,31 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        let mut args = ArgValues::with_capacity(out.len());
-        for (p, v) in op.params.iter().zip(out) {
-            let v = match v {
-                Some(v) => v,
-                None => match &p.default {
-                    Some(DefaultValue::None) => Value::None,
-                    Some(DefaultValue::Int(i)) => Value::int(*i),
-                    Some(DefaultValue::Float(f)) => Value::Float(*f),
-                    Some(DefaultValue::Bool(b)) => Value::Bool(*b),
-                    Some(DefaultValue::Word(w)) => match w.as_str() {
-                        "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
-                        "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
-                        other => Value::Str(Rc::from(other)),
-                    },
-                    None => {
-                        return Err(err(
-                            "arguments",
-                            format!("`{}` is missing the argument `{}`", op.name, p.name),
-                            span,
-                        )
-                        .with_help(format!("signature: {}", signature(op))))
-                    }
+        for (i, p) in op.params.iter().enumerate() {
+            if given & (1 << i) != 0 {
+                continue;
+            }
+            out[i] = match &p.default {
+                Some(DefaultValue::None) => Value::None,
+                Some(DefaultValue::Int(i)) => Value::int(*i),
+                Some(DefaultValue::Float(f)) => Value::Float(*f),
+                Some(DefaultValue::Bool(b)) => Value::Bool(*b),
+                Some(DefaultValue::Word(w)) => match w.as_str() {
+                    "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
+                    "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
+                    other => Value::Str(Rc::from(other)),
                 },
+                None => {
+                    return Err(err(
+                        "arguments",
+                        format!("`{}` is missing the argument `{}`", op.name, p.name),
+                        span,
+                    )
+                    .with_help(format!("signature: {}", signature(op))))
+                }
             };
-            args.push(v);
         }
-        Ok(args)
+        Ok(out)
     }
 
     /// Makes an input tensor from its `Tensor(...)` annotation.

@@ -246,7 +246,8 @@ impl Machine {
         outputs: &[TensorId],
         span: Span,
     ) -> OpResult<Option<NodeId>> {
-        let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
+        let present: smallvec::SmallVec<[TensorId; 4]> =
+            inputs.iter().filter_map(|(_, t)| *t).collect();
         let dtype = outputs
             .first()
             .map(|&o| self.tensors[o].dtype)
@@ -694,9 +695,11 @@ impl Machine {
         }
         st.mutated_at.push(span);
         self.version_spans[t.version] = Some(span);
-        let mut inputs: Vec<(&str, Option<TensorId>)> = vec![("self", Some(target))];
+        let mut inputs: smallvec::SmallVec<[(&str, Option<TensorId>); 4]> =
+            smallvec::smallvec![("self", Some(target))];
         inputs.extend_from_slice(others);
-        let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
+        let present: smallvec::SmallVec<[TensorId; 4]> =
+            inputs.iter().filter_map(|(_, t)| *t).collect();
         let records = self.records_grad(&present, t.dtype);
         self.provenance.data(
             target,
