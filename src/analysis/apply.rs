@@ -865,9 +865,43 @@ enum ViewResult {
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
     let _ = span;
     let me = a.tensor("self")?;
-    let t = it.m.t(me).clone();
-    let nd = t.sizes.len();
+    let nd = it.m.t(me).sizes.len();
     let mut meta = it.m.meta_of(me);
+    // The rules that need only the metadata (the common views) go first,
+    // without a copy of the whole tensor.
+    match rule {
+        "transpose" => {
+            let d0 = shape::wrap_dim(a.int(it, "dim0")?, nd)?;
+            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
+            if nd == 0 {
+                return Ok(ViewResult::View(meta));
+            }
+            meta.sizes.swap(d0, d1);
+            meta.strides.swap(d0, d1);
+            return Ok(ViewResult::View(meta));
+        }
+        "t" => {
+            if nd > 2 {
+                return Err(oe(
+                    "other",
+                    format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
+                ));
+            }
+            if nd == 2 {
+                meta.sizes.swap(0, 1);
+                meta.strides.swap(0, 1);
+            }
+            return Ok(ViewResult::View(meta));
+        }
+        "unsqueeze" => {
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
+            shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, d, &mut it.m.sizes)?;
+            return Ok(ViewResult::View(meta));
+        }
+        "detach" | "alias" => return Ok(ViewResult::View(meta)),
+        _ => {}
+    }
+    let t = it.m.t(me).clone();
     match rule {
         "view" | "view_as" => {
             if let Value::Dtype(d) = a.get("size") {
@@ -953,27 +987,6 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             meta.sizes = sizes;
             meta.strides = strides;
         }
-        "transpose" => {
-            let d0 = shape::wrap_dim(a.int(it, "dim0")?, nd)?;
-            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
-            if nd == 0 {
-                return Ok(ViewResult::View(meta));
-            }
-            meta.sizes.swap(d0, d1);
-            meta.strides.swap(d0, d1);
-        }
-        "t" => {
-            if nd > 2 {
-                return Err(oe(
-                    "other",
-                    format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
-                ));
-            }
-            if nd == 2 {
-                meta.sizes.swap(0, 1);
-                meta.strides.swap(0, 1);
-            }
-        }
         "permute" => {
             let dims = a.ints(it, "dims")?;
             if it.m.mode == Mode::Analysis {
@@ -1057,10 +1070,6 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
             meta.sizes = sizes;
             meta.strides = strides;
-        }
-        "unsqueeze" => {
-            let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
-            shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, d, &mut it.m.sizes)?;
         }
         "unflatten" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
@@ -1236,7 +1245,6 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 meta.strides.push(st);
             }
         }
-        "detach" | "alias" => {}
         "real" | "imag" => {
             if !t.dtype.is_complex() {
                 if rule == "real" {
@@ -2212,8 +2220,9 @@ fn copy_of(
     op: &'static str,
     span: Span,
 ) -> OpResult<Value> {
-    let t = it.m.t(me).clone();
-    let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut it.m.sizes)?;
+    let m = &mut it.m;
+    let t = &m.tensors[me];
+    let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut m.sizes)?;
     let meta = Meta {
         sizes: t.sizes.clone(),
         strides,
@@ -2226,7 +2235,7 @@ fn copy_of(
 
 fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
-    let t = it.m.t(me).clone();
+    let dtype = it.m.t(me).dtype;
     let cast = |d: DType| -> Option<DType> { Some(d) };
     let target_dtype: Option<DType> = match op.rule {
         "cast_float32" => cast(DType::F32),
@@ -2241,7 +2250,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         _ => None,
     };
     if let Some(d) = target_dtype {
-        return if d == t.dtype {
+        return if d == dtype {
             Ok(Value::Tensor(me))
         } else {
             copy_of(it, me, d, MemoryFormat::Preserve, "_to_copy", span)
@@ -2260,6 +2269,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             reshape_to(it, me, sizes, span)
         }
         "flatten" => {
+            let t = it.m.t(me).clone();
             let nd = t.sizes.len();
             if nd == 0 {
                 return reshape_to(it, me, vec![SymInt::int(1)], span);
@@ -2285,7 +2295,9 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let f = a
                 .memory_format("memory_format")?
                 .unwrap_or(MemoryFormat::Contiguous);
-            if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes) {
+            let m = &mut it.m;
+            let t = &m.tensors[me];
+            if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut m.sizes) {
                 Ok(Value::Tensor(me))
             } else {
                 let f = if f == MemoryFormat::Preserve {
@@ -2293,7 +2305,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 } else {
                     f
                 };
-                copy_of(it, me, t.dtype, f, "clone", span)
+                copy_of(it, me, dtype, f, "clone", span)
             }
         }
         "to" => {
@@ -2313,12 +2325,17 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             }
             let copy = a.bool("copy")?;
             let format = a.memory_format("memory_format")?;
-            let d = dtype.unwrap_or(t.dtype);
+            let own = it.m.t(me).dtype;
+            let d = dtype.unwrap_or(own);
             let format_ok = match format {
                 None | Some(MemoryFormat::Preserve) => true,
-                Some(f) => shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes),
+                Some(f) => {
+                    let m = &mut it.m;
+                    let t = &m.tensors[me];
+                    shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut m.sizes)
+                }
             };
-            if d == t.dtype && !copy && format_ok {
+            if d == own && !copy && format_ok {
                 Ok(Value::Tensor(me))
             } else {
                 copy_of(
@@ -2337,21 +2354,23 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
 
 /// `reshape`: a view when `view` can express it, else a contiguous copy.
 fn reshape_to(it: &mut Interp, me: TensorId, sizes: Vec<SymInt>, span: Span) -> OpResult<Value> {
-    let t = it.m.t(me).clone();
-    match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)? {
+    let m = &mut it.m;
+    let t = &m.tensors[me];
+    let (offset, dtype) = (t.offset.clone(), t.dtype);
+    match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut m.sizes)? {
         Some(strides) => {
             let meta = Meta {
                 sizes,
                 strides,
-                offset: t.offset.clone(),
-                dtype: t.dtype,
+                offset,
+                dtype,
             };
             Ok(Value::Tensor(
                 it.m.view_of(me, meta, "view", false, true, span)?,
             ))
         }
         None => {
-            let meta = it.m.contiguous_meta(sizes, t.dtype)?;
+            let meta = it.m.contiguous_meta(sizes, dtype)?;
             let out =
                 it.m.op_result(meta, "_unsafe_view", &[("self", Some(me))], span)?;
             Ok(Value::Tensor(out))

@@ -285,8 +285,10 @@ impl Machine {
             };
             let geom = |m: &Machine, t: TensorId| -> Option<Geom> {
                 let tt = &m.tensors[t];
-                let sizes: Option<Vec<i64>> = tt.sizes.iter().map(|s| s.as_int()).collect();
-                let strides: Option<Vec<i64>> = tt.strides.iter().map(|s| s.as_int()).collect();
+                let sizes: Option<crate::ops::saved::GeomDims> =
+                    tt.sizes.iter().map(|s| s.as_int()).collect();
+                let strides: Option<crate::ops::saved::GeomDims> =
+                    tt.strides.iter().map(|s| s.as_int()).collect();
                 Some(Geom::new(&sizes?, &strides?, m.requires_grad(t)))
             };
             let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
