@@ -1562,7 +1562,8 @@ impl<'a> Interp<'a> {
                 && matches!(v, Value::Int(_))
             {
                 // varargs ints: x.view(2, 3)
-                let mut items = vec![v];
+                let mut items = Vec::with_capacity(1 + pos.size_hint().0);
+                items.push(v);
                 while let Some(Value::Int(_)) = pos.peek() {
                     items.push(pos.next().unwrap_or(Value::None));
                 }

@@ -111,15 +111,20 @@ pub struct Run<'a> {
     pub returned: Option<Value>,
 }
 
+/// A body binding this many names makes thousands of tensors: its run's
+/// arenas start with whole chunks.
+const BIG_RUN_NAMES: usize = 1024;
+
 pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
     // Sized for the names the body can bind, so that a big function's
     // environment is not rehashed as it grows.
-    let mut env = Env::with_capacity_and_hasher(
-        def.params.len() + count_bound_names(&def.body),
-        Default::default(),
-    );
+    let names = def.params.len() + count_bound_names(&def.body);
+    let mut env = Env::with_capacity_and_hasher(names, Default::default());
+    if names >= BIG_RUN_NAMES {
+        it.m.reserve_big();
+    }
     let result = (|| -> R<Value> {
         let env = &mut env;
         for (i, p) in def.params.iter().enumerate() {

@@ -90,6 +90,15 @@ impl Machine {
         }
     }
 
+    /// Prepares for a big run: the arenas start with whole chunks.
+    pub fn reserve_big(&mut self) {
+        self.tensors.reserve_first_chunk();
+        self.storages.reserve_first_chunk();
+        self.versions.reserve_first_chunk();
+        self.version_spans.reserve_first_chunk();
+        self.nodes.reserve_first_chunk();
+    }
+
     pub fn t(&self, id: TensorId) -> &Tensor {
         &self.tensors[id]
     }
