@@ -754,10 +754,11 @@ pub fn tensor_method(
 /// (what `tensor_attr` then `tensor_method` resolve it to); None for the
 /// attributes and queries they handle otherwise.
 pub fn direct_tensor_method(name: &str) -> Option<&'static OpDef> {
+    let op = OpTable::get().lookup(name).filter(|o| o.method)?;
     if matches!(name, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") || is_query(name) {
         return None;
     }
-    OpTable::get().lookup(name).filter(|o| o.method)
+    Some(op)
 }
 
 /// Calls the method `op` on tensor `t`.
@@ -2443,11 +2444,12 @@ fn cast_error(it: &Interp, op: &str, from: DType, to: DType) -> Option<OpError> 
 fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
     let self_name = op.params.first().map_or("self", |p| p.name);
     let me = a.tensor(self_name).map_err(|e| op_error(e, span))?;
-    let others: Vec<(&'static str, Option<TensorId>)> = named_inputs(&a)
+    let others: NamedInputs = named_inputs(&a)
         .into_iter()
         .filter(|(n, _)| *n != self_name)
         .collect();
-    let other_ids: Vec<TensorId> = others.iter().filter_map(|(_, t)| *t).collect();
+    let other_ids: smallvec::SmallVec<[TensorId; 4]> =
+        others.iter().filter_map(|(_, t)| *t).collect();
     // copy_ (VariableTypeManual.cpp) also requires a differentiable `self`
     // before it checks the view + in-place rules.
     let checked = if op.name == "copy_" && !it.m.t(me).dtype.can_require_grad() {
@@ -2457,7 +2459,13 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     };
     it.m.check_inplace(me, checked)
         .map_err(|e| op_error(e, span))?;
-    let t = it.m.t(me).clone();
+    let t = {
+        let t = it.m.t(me);
+        InplaceTarget {
+            sizes: t.sizes.clone(),
+            dtype: t.dtype,
+        }
+    };
     // autograd's kernel collects the inputs' grad_fns (regenerating a
     // view's, which may raise) before the op itself checks anything.
     let mut inputs = other_ids.clone();
@@ -2535,14 +2543,20 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
     }
-    let name = if op.name.ends_with('_') {
-        op.name.to_string()
+    let name: std::borrow::Cow<str> = if op.name.ends_with('_') {
+        op.name.into()
     } else {
-        format!("{}_", op.name)
+        format!("{}_", op.name).into()
     };
     it.m.mutate_data(me, &name, &others, span)
         .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(me))
+}
+
+/// What `apply_inplace` reads of the tensor it writes.
+struct InplaceTarget {
+    sizes: Vec<SymInt>,
+    dtype: DType,
 }
 
 /// The analysis runs `copy_` as its decomposition, which expands `src` to

@@ -52,6 +52,14 @@ pub struct Machine {
     pub provenance: super::meta::Provenance,
 }
 
+/// What `mutate_data` reads of the tensor it writes.
+struct MutatedTensor {
+    storage: StorageId,
+    version: VersionId,
+    dtype: DType,
+    view: Option<ViewInfo>,
+}
+
 /// Metadata of a tensor to be made.
 #[derive(Clone, Debug)]
 pub struct Meta {
@@ -695,7 +703,15 @@ impl Machine {
         span: Span,
     ) -> OpResult<()> {
         self.check_inference_mutation(target)?;
-        let t = self.tensors[target].clone();
+        let t = {
+            let t = &self.tensors[target];
+            MutatedTensor {
+                storage: t.storage,
+                version: t.version,
+                dtype: t.dtype,
+                view: t.view.clone(),
+            }
+        };
         if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
             return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
