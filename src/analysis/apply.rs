@@ -3,7 +3,7 @@
 //! tensor, a view, an in-place data or metadata mutation, a storage swap).
 
 use super::domain::*;
-use super::interp::{op_error, Interp, R};
+use super::interp::{op_error, ArgValues, Interp, R};
 use super::state::{Meta, Mode};
 use super::value::Value;
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
@@ -25,7 +25,7 @@ fn oe(code: &'static str, msg: impl Into<String>) -> OpError {
 /// The bound arguments of one call, with typed accessors.
 pub struct Args<'o> {
     pub op: &'o OpDef,
-    pub v: Vec<Value>,
+    pub v: ArgValues,
 }
 
 impl Args<'_> {
@@ -212,8 +212,8 @@ impl Args<'_> {
 
 /// The op's tensor arguments by parameter name (tensor lists give one entry
 /// per tensor), for autograd's edges and saved tensors.
-fn named_inputs(a: &Args) -> Vec<(&'static str, Option<TensorId>)> {
-    let mut out = Vec::new();
+fn named_inputs(a: &Args) -> NamedInputs {
+    let mut out = NamedInputs::new();
     for (p, v) in a.op.params.iter().zip(&a.v) {
         match v {
             Value::Tensor(t) => out.push((p.name, Some(*t))),
@@ -229,6 +229,9 @@ fn named_inputs(a: &Args) -> Vec<(&'static str, Option<TensorId>)> {
     }
     out
 }
+
+/// An op's tensor arguments by parameter name (few: kept in place).
+type NamedInputs = smallvec::SmallVec<[(&'static str, Option<TensorId>); 4]>;
 
 /// The overload whose saved tensors apply (`max.dim`, `max.other`, `pad.reflect`).
 fn saved_variant(a: &Args) -> std::borrow::Cow<'static, str> {
@@ -275,7 +278,7 @@ fn int_list_str(v: &[i64]) -> String {
 
 // ---------------------------------------------------------------- entry
 
-pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) -> R<Value> {
+pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -> R<Value> {
     let a = Args { op, v: args };
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
@@ -311,7 +314,7 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: Vec<Value>, span: Span) 
             if let Some(v) = result_fixups {
                 return Ok(v);
             }
-            let mut outs = Vec::new();
+            let mut outs = smallvec::SmallVec::<[TensorId; 2]>::new();
             for m in metas {
                 outs.push(it.m.fresh(m, span, op.name));
             }
@@ -433,13 +436,13 @@ pub fn result_type(it: &Interp, ops: &[Operand]) -> DType {
 struct Pointwise {
     sizes: Vec<SymInt>,
     dtype: DType,
-    tensors: Vec<TensorId>,
+    tensors: smallvec::SmallVec<[TensorId; 4]>,
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
 fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<Pointwise> {
-    let mut ops = Vec::new();
-    let mut tensors = Vec::new();
+    let mut ops = smallvec::SmallVec::<[Operand; 4]>::new();
+    let mut tensors = smallvec::SmallVec::<[TensorId; 4]>::new();
     let mut sizes: Vec<SymInt> = Vec::new();
     for v in values {
         if let Value::None = v {
@@ -738,18 +741,37 @@ pub fn tensor_method(
     }
     let table = OpTable::get();
     match table.lookup(name).filter(|o| o.method) {
-        Some(op) => {
-            let mut all = vec![Value::Tensor(t)];
-            all.extend(pos);
-            let args = it.bind(op, all, kw, span)?;
-            apply(it, op, args, span)
-        }
+        Some(op) => call_tensor_method(it, t, op, pos, kw, span),
         None => Err(err(
             "unknown-op",
             format!("`{name}` is not a tensor method tpi knows"),
             func_span,
         )),
     }
+}
+
+/// The op `tensor.NAME(...)` calls when `NAME` is a method of the op table
+/// (what `tensor_attr` then `tensor_method` resolve it to); None for the
+/// attributes and queries they handle otherwise.
+pub fn direct_tensor_method(name: &str) -> Option<&'static OpDef> {
+    let op = OpTable::get().lookup(name).filter(|o| o.method)?;
+    if matches!(name, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") || is_query(name) {
+        return None;
+    }
+    Some(op)
+}
+
+/// Calls the method `op` on tensor `t`.
+pub fn call_tensor_method(
+    it: &mut Interp,
+    t: TensorId,
+    op: &'static OpDef,
+    pos: Vec<Value>,
+    kw: Vec<(Name, Value)>,
+    span: Span,
+) -> R<Value> {
+    let args = it.bind_with(op, Some(Value::Tensor(t)), pos, kw, span)?;
+    apply(it, op, args, span)
 }
 
 fn query(
@@ -844,9 +866,43 @@ enum ViewResult {
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
     let _ = span;
     let me = a.tensor("self")?;
-    let t = it.m.t(me).clone();
-    let nd = t.sizes.len();
+    let nd = it.m.t(me).sizes.len();
     let mut meta = it.m.meta_of(me);
+    // The rules that need only the metadata (the common views) go first,
+    // without a copy of the whole tensor.
+    match rule {
+        "transpose" => {
+            let d0 = shape::wrap_dim(a.int(it, "dim0")?, nd)?;
+            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
+            if nd == 0 {
+                return Ok(ViewResult::View(meta));
+            }
+            meta.sizes.swap(d0, d1);
+            meta.strides.swap(d0, d1);
+            return Ok(ViewResult::View(meta));
+        }
+        "t" => {
+            if nd > 2 {
+                return Err(oe(
+                    "other",
+                    format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
+                ));
+            }
+            if nd == 2 {
+                meta.sizes.swap(0, 1);
+                meta.strides.swap(0, 1);
+            }
+            return Ok(ViewResult::View(meta));
+        }
+        "unsqueeze" => {
+            let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
+            shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, d, &mut it.m.sizes)?;
+            return Ok(ViewResult::View(meta));
+        }
+        "detach" | "alias" => return Ok(ViewResult::View(meta)),
+        _ => {}
+    }
+    let t = it.m.t(me).clone();
     match rule {
         "view" | "view_as" => {
             if let Value::Dtype(d) = a.get("size") {
@@ -932,27 +988,6 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             meta.sizes = sizes;
             meta.strides = strides;
         }
-        "transpose" => {
-            let d0 = shape::wrap_dim(a.int(it, "dim0")?, nd)?;
-            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
-            if nd == 0 {
-                return Ok(ViewResult::View(meta));
-            }
-            meta.sizes.swap(d0, d1);
-            meta.strides.swap(d0, d1);
-        }
-        "t" => {
-            if nd > 2 {
-                return Err(oe(
-                    "other",
-                    format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
-                ));
-            }
-            if nd == 2 {
-                meta.sizes.swap(0, 1);
-                meta.strides.swap(0, 1);
-            }
-        }
         "permute" => {
             let dims = a.ints(it, "dims")?;
             if it.m.mode == Mode::Analysis {
@@ -1036,10 +1071,6 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
             meta.sizes = sizes;
             meta.strides = strides;
-        }
-        "unsqueeze" => {
-            let d = shape::wrap_dim(a.int(it, "dim")?, nd + 1)?;
-            shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, d, &mut it.m.sizes)?;
         }
         "unflatten" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
@@ -1215,7 +1246,6 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 meta.strides.push(st);
             }
         }
-        "detach" | "alias" => {}
         "real" | "imag" => {
             if !t.dtype.is_complex() {
                 if rule == "real" {
@@ -2191,8 +2221,9 @@ fn copy_of(
     op: &'static str,
     span: Span,
 ) -> OpResult<Value> {
-    let t = it.m.t(me).clone();
-    let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut it.m.sizes)?;
+    let m = &mut it.m;
+    let t = &m.tensors[me];
+    let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut m.sizes)?;
     let meta = Meta {
         sizes: t.sizes.clone(),
         strides,
@@ -2205,7 +2236,7 @@ fn copy_of(
 
 fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
-    let t = it.m.t(me).clone();
+    let dtype = it.m.t(me).dtype;
     let cast = |d: DType| -> Option<DType> { Some(d) };
     let target_dtype: Option<DType> = match op.rule {
         "cast_float32" => cast(DType::F32),
@@ -2220,7 +2251,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         _ => None,
     };
     if let Some(d) = target_dtype {
-        return if d == t.dtype {
+        return if d == dtype {
             Ok(Value::Tensor(me))
         } else {
             copy_of(it, me, d, MemoryFormat::Preserve, "_to_copy", span)
@@ -2239,6 +2270,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             reshape_to(it, me, sizes, span)
         }
         "flatten" => {
+            let t = it.m.t(me).clone();
             let nd = t.sizes.len();
             if nd == 0 {
                 return reshape_to(it, me, vec![SymInt::int(1)], span);
@@ -2264,7 +2296,9 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let f = a
                 .memory_format("memory_format")?
                 .unwrap_or(MemoryFormat::Contiguous);
-            if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes) {
+            let m = &mut it.m;
+            let t = &m.tensors[me];
+            if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut m.sizes) {
                 Ok(Value::Tensor(me))
             } else {
                 let f = if f == MemoryFormat::Preserve {
@@ -2272,7 +2306,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 } else {
                     f
                 };
-                copy_of(it, me, t.dtype, f, "clone", span)
+                copy_of(it, me, dtype, f, "clone", span)
             }
         }
         "to" => {
@@ -2292,12 +2326,17 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             }
             let copy = a.bool("copy")?;
             let format = a.memory_format("memory_format")?;
-            let d = dtype.unwrap_or(t.dtype);
+            let own = it.m.t(me).dtype;
+            let d = dtype.unwrap_or(own);
             let format_ok = match format {
                 None | Some(MemoryFormat::Preserve) => true,
-                Some(f) => shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut it.m.sizes),
+                Some(f) => {
+                    let m = &mut it.m;
+                    let t = &m.tensors[me];
+                    shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut m.sizes)
+                }
             };
-            if d == t.dtype && !copy && format_ok {
+            if d == own && !copy && format_ok {
                 Ok(Value::Tensor(me))
             } else {
                 copy_of(
@@ -2316,21 +2355,23 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
 
 /// `reshape`: a view when `view` can express it, else a contiguous copy.
 fn reshape_to(it: &mut Interp, me: TensorId, sizes: Vec<SymInt>, span: Span) -> OpResult<Value> {
-    let t = it.m.t(me).clone();
-    match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)? {
+    let m = &mut it.m;
+    let t = &m.tensors[me];
+    let (offset, dtype) = (t.offset.clone(), t.dtype);
+    match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut m.sizes)? {
         Some(strides) => {
             let meta = Meta {
                 sizes,
                 strides,
-                offset: t.offset.clone(),
-                dtype: t.dtype,
+                offset,
+                dtype,
             };
             Ok(Value::Tensor(
                 it.m.view_of(me, meta, "view", false, true, span)?,
             ))
         }
         None => {
-            let meta = it.m.contiguous_meta(sizes, t.dtype)?;
+            let meta = it.m.contiguous_meta(sizes, dtype)?;
             let out =
                 it.m.op_result(meta, "_unsafe_view", &[("self", Some(me))], span)?;
             Ok(Value::Tensor(out))
@@ -2403,11 +2444,12 @@ fn cast_error(it: &Interp, op: &str, from: DType, to: DType) -> Option<OpError> 
 fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
     let self_name = op.params.first().map_or("self", |p| p.name);
     let me = a.tensor(self_name).map_err(|e| op_error(e, span))?;
-    let others: Vec<(&'static str, Option<TensorId>)> = named_inputs(&a)
+    let others: NamedInputs = named_inputs(&a)
         .into_iter()
         .filter(|(n, _)| *n != self_name)
         .collect();
-    let other_ids: Vec<TensorId> = others.iter().filter_map(|(_, t)| *t).collect();
+    let other_ids: smallvec::SmallVec<[TensorId; 4]> =
+        others.iter().filter_map(|(_, t)| *t).collect();
     // copy_ (VariableTypeManual.cpp) also requires a differentiable `self`
     // before it checks the view + in-place rules.
     let checked = if op.name == "copy_" && !it.m.t(me).dtype.can_require_grad() {
@@ -2417,7 +2459,13 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     };
     it.m.check_inplace(me, checked)
         .map_err(|e| op_error(e, span))?;
-    let t = it.m.t(me).clone();
+    let t = {
+        let t = it.m.t(me);
+        InplaceTarget {
+            sizes: t.sizes.clone(),
+            dtype: t.dtype,
+        }
+    };
     // autograd's kernel collects the inputs' grad_fns (regenerating a
     // view's, which may raise) before the op itself checks anything.
     let mut inputs = other_ids.clone();
@@ -2495,14 +2543,20 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
     }
-    let name = if op.name.ends_with('_') {
-        op.name.to_string()
+    let name: std::borrow::Cow<str> = if op.name.ends_with('_') {
+        op.name.into()
     } else {
-        format!("{}_", op.name)
+        format!("{}_", op.name).into()
     };
     it.m.mutate_data(me, &name, &others, span)
         .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(me))
+}
+
+/// What `apply_inplace` reads of the tensor it writes.
+struct InplaceTarget {
+    sizes: Vec<SymInt>,
+    dtype: DType,
 }
 
 /// The analysis runs `copy_` as its decomposition, which expands `src` to
@@ -3119,35 +3173,35 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     let contiguous =
         |it: &mut Interp, sizes: Vec<SymInt>, dtype: DType| it.m.contiguous_meta(sizes, dtype);
     // Pointwise families.
-    let pw_rule = match rule {
-        "binary" => Some(("", vec!["self", "other"])),
-        "binary_float" => Some(("float", vec!["self", "other"])),
+    let pw_rule: Option<(&str, &[&str])> = match rule {
+        "binary" => Some(("", &["self", "other"])),
+        "binary_float" => Some(("float", &["self", "other"])),
         "div" => Some((
             if matches!(a.get("rounding_mode"), Value::Str(_)) {
                 ""
             } else {
                 "float"
             },
-            vec!["self", "other"],
+            &["self", "other"],
         )),
-        "binary_int" => Some(("int", vec!["self", "other"])),
-        "compare" => Some(("bool", vec!["self", "other"])),
-        "unary" => Some(("", vec!["self"])),
-        "unary_float" => Some(("float", vec!["self"])),
-        "unary_bool" => Some(("bool", vec!["self"])),
-        "unary_int" => Some(("int", vec!["self"])),
-        "clamp" => Some(("", vec!["self", "min", "max"])),
-        "lerp" => Some(("", vec!["self", "end", "weight"])),
-        "where" => Some(("", vec!["self", "other"])),
-        "addc" => Some(("", vec!["self", "tensor1", "tensor2"])),
+        "binary_int" => Some(("int", &["self", "other"])),
+        "compare" => Some(("bool", &["self", "other"])),
+        "unary" => Some(("", &["self"])),
+        "unary_float" => Some(("float", &["self"])),
+        "unary_bool" => Some(("bool", &["self"])),
+        "unary_int" => Some(("int", &["self"])),
+        "clamp" => Some(("", &["self", "min", "max"])),
+        "lerp" => Some(("", &["self", "end", "weight"])),
+        "where" => Some(("", &["self", "other"])),
+        "addc" => Some(("", &["self", "tensor1", "tensor2"])),
         _ => None,
     };
     if let Some((dt, names)) = pw_rule {
         if op.name == "pow" || op.name == "pow_" {
             if let (Value::Tensor(_), Value::None) = (a.get("self"), a.get("exponent")) {}
         }
-        let names: Vec<&str> = if op.name.starts_with("pow") {
-            vec!["self", "exponent"]
+        let names: &[&str] = if op.name.starts_with("pow") {
+            &["self", "exponent"]
         } else {
             names
         };
@@ -3162,8 +3216,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "torch.clamp: At least one of 'min' or 'max' must not be None",
             ));
         }
-        let mut vals: Vec<&Value> = names.iter().map(|n| a.get(n)).collect();
         let cond;
+        let mut vals: smallvec::SmallVec<[&Value; 4]> = names.iter().map(|n| a.get(n)).collect();
         if rule == "where" {
             cond = a.get("condition").clone();
             match &cond {
@@ -3216,13 +3270,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         _ => None,
     };
     let t = me.map(|m| it.m.t(m).clone());
-    let need = |t: &Option<Tensor>| -> OpResult<Tensor> {
-        t.clone()
+    fn need<'t>(t: &'t Option<Tensor>, op: &OpDef) -> OpResult<&'t Tensor> {
+        t.as_ref()
             .ok_or_else(|| oe("arguments", format!("{}(): expected a tensor", op.name)))
-    };
+    }
     match rule {
         "masked_fill" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let mask = a.tensor("mask")?;
             if it.m.t(mask).dtype != DType::Bool {
                 return Err(oe("other", "masked_fill only supports boolean masks"));
@@ -3238,10 +3292,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "sum" | "mean" | "amax" | "all" | "norm" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let dims = if op.params.iter().any(|p| p.name == "dim") { a.opt_dims(it, "dim")? } else { None };
             let keepdim = a.bool("keepdim")?;
-            let sizes = reduce_dims(it, &t, dims, keepdim)?;
+            let sizes = reduce_dims(it, t, dims, keepdim)?;
             let dtype_arg = if op.params.iter().any(|p| p.name == "dtype") { a.dtype("dtype")? } else { None };
             let dtype = match (rule, dtype_arg) {
                 (_, Some(d)) => d,
@@ -3284,7 +3338,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "max" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             match a.get("dim") {
                 Value::None => {
                     let meta = contiguous(it, vec![], t.dtype)?;
@@ -3298,7 +3352,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => {
                     let d = a.int(it, "dim")?;
                     let keepdim = a.bool("keepdim")?;
-                    let sizes = reduce_dims(it, &t, Some(vec![d]), keepdim)?;
+                    let sizes = reduce_dims(it, t, Some(vec![d]), keepdim)?;
                     let values = contiguous(it, sizes.clone(), t.dtype)?;
                     let indices = contiguous(it, sizes, DType::I64)?;
                     Ok((vec![values, indices], None))
@@ -3306,22 +3360,22 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
         }
         "argmax" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
             let keepdim = a.bool("keepdim")?;
-            let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, &t, dims, keepdim)? };
+            let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, t, dims, keepdim)? };
             let meta = contiguous(it, sizes, DType::I64)?;
             Ok((vec![meta], None))
         }
         "cumsum" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             let dtype = a.dtype("dtype")?.unwrap_or(if t.dtype.is_integral() { DType::I64 } else { t.dtype });
             let meta = contiguous(it, t.sizes.clone(), dtype)?;
             Ok((vec![meta], None))
         }
         "softmax" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let d = match a.opt_int(it, "dim")? {
                 Some(d) => d,
                 None => {
@@ -3351,7 +3405,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             // sort's meta does not check the dim: only eager rejects a bad one.
             let d = a.int(it, "dim")?;
             if it.m.mode == Mode::Eager {
@@ -3365,7 +3419,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![values, indices], None))
         }
         "topk" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let nd = t.sizes.len();
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let k = a.sym("k")?;
@@ -3382,7 +3436,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![values, indices], None))
         }
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "outer" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let other_name = match rule {
                 "matmul" => "other",
                 "mm" | "bmm" => "mat2",
@@ -3406,7 +3460,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
             let meta = contiguous(it, sizes, dtype)?;
             let (d1, d2) = (t.sizes.len(), ot.sizes.len());
-            if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, &t, &ot, me.unwrap_or(o), o) {
+            if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, t, &ot, me.unwrap_or(o), o) {
                 // torch._decomp's matmul, batched path:
                 // `tensor1_expanded.bmm(tensor2_expanded).view(output_shape)`, a view of
                 // an intermediate (eager's C++ uses _unsafe_view instead).
@@ -3424,7 +3478,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "addmm" | "baddbmm" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let (m1, m2) = if rule == "addmm" { (a.tensor("mat1")?, a.tensor("mat2")?) } else { (a.tensor("batch1")?, a.tensor("batch2")?) };
             let (s1, s2) = (it.m.t(m1).sizes.clone(), it.m.t(m2).sizes.clone());
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
@@ -3471,13 +3525,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "einsum" => einsum(it, a, span),
         "clone" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
             let strides = shape::like_strides(&t.sizes, &t.strides, f, &mut it.m.sizes)?;
             Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "same_shape" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let strides = if op.name == "flip" {
                 shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
             } else {
@@ -3569,7 +3623,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], None))
         }
         "repeat" | "tile" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let reps = a.syms(if rule == "repeat" { "repeats" } else { "dims" })?;
             let nd = t.sizes.len();
             if rule == "repeat" && reps.len() < nd {
@@ -3591,7 +3645,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "repeat_interleave" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let r = match a.get("repeats") {
                 Value::Int(r) => r.clone(),
                 Value::Tensor(_) => match a.get("output_size") {
@@ -3621,7 +3675,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![], Some(Value::Tensor(v))))
         }
         "index_select" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             let ix = a.tensor("index")?;
             let is = it.m.t(ix).sizes.clone();
@@ -3637,7 +3691,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "gather" | "take" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let ix = a.tensor("index")?;
             if rule == "gather" {
                 shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
@@ -3650,7 +3704,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![meta], None))
         }
         "scatter" | "index_add" | "index_fill" | "index_put" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             if rule == "scatter" {
                 shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
             }
@@ -3659,7 +3713,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "data_dependent" if it.m.mode == Mode::Eager => {
             // Eager knows the data; tpi does not: an unknown (unbacked) size.
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
             let sizes = if op.name == "nonzero" { vec![u, SymInt::int(t.sizes.len() as i64)] } else { vec![u] };
@@ -3673,7 +3727,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         )
         .help("use torch.where(mask, x, other) to keep the shape static")),
         "tril" => {
-            let t = need(&t)?;
+            let t = need(&t, op)?;
             if t.sizes.len() < 2 {
                 return Err(oe("other", format!("{}: input tensor must have at least 2 dimensions", op.name)));
             }

@@ -39,8 +39,16 @@ impl<T> Chunked<T> {
         self.len == 0
     }
 
+    /// Allocates the first chunk whole (for a run known to be big), so that
+    /// it is not grown and copied like a Vec.
+    pub fn reserve_first_chunk(&mut self) {
+        if self.chunks.is_empty() {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+    }
+
     pub fn push(&mut self, value: T) {
-        if self.len & MASK == 0 {
+        if self.len >> SHIFT == self.chunks.len() {
             // The first chunk grows like a Vec (most programs are small);
             // later ones are allocated whole.
             let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
@@ -114,5 +122,18 @@ mod tests {
         c[7] = 70;
         assert_eq!(c.iter().nth(7), Some(&70));
         assert_eq!(c.iter().count(), c.len());
+    }
+
+    #[test]
+    fn a_reserved_first_chunk_is_used() {
+        let mut c = Chunked::new();
+        c.reserve_first_chunk();
+        for i in 0..CHUNK + 1 {
+            c.push(i);
+        }
+        assert_eq!(c.chunks.len(), 2);
+        assert_eq!(c.chunks[0].capacity(), CHUNK);
+        assert_eq!(c[CHUNK], CHUNK);
+        assert_eq!(c.iter().count(), CHUNK + 1);
     }
 }

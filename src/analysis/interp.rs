@@ -33,6 +33,9 @@ pub enum Flow {
 
 pub type Env = rustc_hash::FxHashMap<Name, Value>;
 
+/// An op's bound arguments, one per parameter (few: kept in place).
+pub type ArgValues = smallvec::SmallVec<[Value; 6]>;
+
 pub struct Interp<'a> {
     pub functions: &'a Functions<'a>,
     pub m: Machine,
@@ -549,7 +552,24 @@ impl<'a> Interp<'a> {
                     args,
                     keywords,
                 } = &**call;
-                let f = self.eval(env, func)?;
+                // `tensor.method(...)`: the method is resolved here, without
+                // making the bound-method value (a box) that `getattr` would.
+                // The steps and the order of evaluation are `eval(func)`'s.
+                let mut method = None;
+                let f = match &func.kind {
+                    ExprKind::Attribute { value, attr } => {
+                        self.step(func.span)?;
+                        let v = self.eval(env, value)?;
+                        match (&v, super::apply::direct_tensor_method(attr)) {
+                            (Value::Tensor(t), Some(op)) => {
+                                method = Some((*t, op));
+                                Value::None
+                            }
+                            _ => self.getattr(v, attr, func.attr_span(), func.span)?,
+                        }
+                    }
+                    _ => self.eval(env, func)?,
+                };
                 let mut pos = Vec::with_capacity(args.len());
                 for a in args {
                     if let ExprKind::Starred(inner) = &a.kind {
@@ -563,7 +583,12 @@ impl<'a> Interp<'a> {
                 for k in keywords {
                     kw.push((k.name.name.clone(), self.eval(env, &k.value)?));
                 }
-                let v = self.call(f, pos, kw, e.span, func.span)?;
+                let v = match method {
+                    Some((t, op)) => {
+                        super::apply::call_tensor_method(self, t, op, pos, kw, e.span)?
+                    }
+                    None => self.call(f, pos, kw, e.span, func.span)?,
+                };
                 self.take_assumptions(e.span);
                 v
             }
@@ -1486,19 +1511,36 @@ impl<'a> Interp<'a> {
         pos: Vec<Value>,
         kw: Vec<(Name, Value)>,
         span: Span,
-    ) -> R<Vec<Value>> {
+    ) -> R<ArgValues> {
+        self.bind_with(op, None, pos, kw, span)
+    }
+
+    /// `bind` with a receiver (`self` of a method call) before `pos`.
+    pub fn bind_with(
+        &mut self,
+        op: &OpDef,
+        receiver: Option<Value>,
+        pos: Vec<Value>,
+        kw: Vec<(Name, Value)>,
+        span: Span,
+    ) -> R<ArgValues> {
         use crate::ops::{DefaultValue, ParamType};
+        let count = usize::from(receiver.is_some()) + pos.len();
         // torch.einsum(equation, *operands)
-        let pos = if op.name == "einsum" && pos.len() > 2 {
-            let mut it = pos.into_iter();
+        let (receiver, pos) = if op.name == "einsum" && count > 2 {
+            let mut it = receiver.into_iter().chain(pos);
             let eq = it.next().unwrap_or(Value::None);
-            vec![eq, Value::tuple(it.collect())]
+            (None, vec![eq, Value::tuple(it.collect())])
         } else {
-            pos
+            (receiver, pos)
         };
-        let mut out: Vec<Option<Value>> = vec![None; op.params.len()];
+        // The arguments in place, `given` marking the parameters bound (the
+        // others take their defaults below).
+        let mut out: ArgValues = smallvec::smallvec![Value::None; op.params.len()];
+        let mut given: u64 = 0;
+        debug_assert!(op.params.len() <= 64);
         let mut pi = 0;
-        let mut pos = pos.into_iter().peekable();
+        let mut pos = receiver.into_iter().chain(pos).peekable();
         while let Some(v) = pos.next() {
             while pi < op.params.len() && op.params[pi].keyword_only {
                 pi += 1;
@@ -1520,14 +1562,16 @@ impl<'a> Interp<'a> {
                 && matches!(v, Value::Int(_))
             {
                 // varargs ints: x.view(2, 3)
-                let mut items = vec![v];
+                let mut items = Vec::with_capacity(1 + pos.size_hint().0);
+                items.push(v);
                 while let Some(Value::Int(_)) = pos.peek() {
                     items.push(pos.next().unwrap_or(Value::None));
                 }
-                out[pi] = Some(Value::tuple(items));
+                out[pi] = Value::tuple(items);
             } else {
-                out[pi] = Some(v);
+                out[pi] = v;
             }
+            given |= 1 << pi;
             pi += 1;
         }
         for (k, v) in kw {
@@ -1546,14 +1590,15 @@ impl<'a> Interp<'a> {
             });
             match idx {
                 Some(i) => {
-                    if out[i].is_some() {
+                    if given & (1 << i) != 0 {
                         return Err(err(
                             "arguments",
                             format!("`{}` got multiple values for argument `{k}`", op.name),
                             span,
                         ));
                     }
-                    out[i] = Some(v);
+                    out[i] = v;
+                    given |= 1 << i;
                 }
                 None => {
                     let mut d = err(
@@ -1569,33 +1614,31 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        let mut args = Vec::with_capacity(out.len());
-        for (p, v) in op.params.iter().zip(out) {
-            let v = match v {
-                Some(v) => v,
-                None => match &p.default {
-                    Some(DefaultValue::None) => Value::None,
-                    Some(DefaultValue::Int(i)) => Value::int(*i),
-                    Some(DefaultValue::Float(f)) => Value::Float(*f),
-                    Some(DefaultValue::Bool(b)) => Value::Bool(*b),
-                    Some(DefaultValue::Word(w)) => match w.as_str() {
-                        "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
-                        "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
-                        other => Value::Str(Rc::from(other)),
-                    },
-                    None => {
-                        return Err(err(
-                            "arguments",
-                            format!("`{}` is missing the argument `{}`", op.name, p.name),
-                            span,
-                        )
-                        .with_help(format!("signature: {}", signature(op))))
-                    }
+        for (i, p) in op.params.iter().enumerate() {
+            if given & (1 << i) != 0 {
+                continue;
+            }
+            out[i] = match &p.default {
+                Some(DefaultValue::None) => Value::None,
+                Some(DefaultValue::Int(i)) => Value::int(*i),
+                Some(DefaultValue::Float(f)) => Value::Float(*f),
+                Some(DefaultValue::Bool(b)) => Value::Bool(*b),
+                Some(DefaultValue::Word(w)) => match w.as_str() {
+                    "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
+                    "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
+                    other => Value::Str(Rc::from(other)),
                 },
+                None => {
+                    return Err(err(
+                        "arguments",
+                        format!("`{}` is missing the argument `{}`", op.name, p.name),
+                        span,
+                    )
+                    .with_help(format!("signature: {}", signature(op))))
+                }
             };
-            args.push(v);
         }
-        Ok(args)
+        Ok(out)
     }
 
     /// Makes an input tensor from its `Tensor(...)` annotation.

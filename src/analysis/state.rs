@@ -8,7 +8,7 @@
 use super::arena::Chunked;
 use super::domain::*;
 use crate::ops::saved::{
-    backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, Saved,
+    backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, OpSaves, Saved,
 };
 use crate::ops::shape::{self, OpError, OpResult, Sizes};
 use crate::sym::SymInt;
@@ -52,6 +52,14 @@ pub struct Machine {
     pub provenance: super::meta::Provenance,
 }
 
+/// What `mutate_data` reads of the tensor it writes.
+struct MutatedTensor {
+    storage: StorageId,
+    version: VersionId,
+    dtype: DType,
+    view: Option<ViewInfo>,
+}
+
 /// Metadata of a tensor to be made.
 #[derive(Clone, Debug)]
 pub struct Meta {
@@ -88,6 +96,15 @@ impl Machine {
             tokens: 0,
             provenance: Default::default(),
         }
+    }
+
+    /// Prepares for a big run: the arenas start with whole chunks.
+    pub fn reserve_big(&mut self) {
+        self.tensors.reserve_first_chunk();
+        self.storages.reserve_first_chunk();
+        self.versions.reserve_first_chunk();
+        self.version_spans.reserve_first_chunk();
+        self.nodes.reserve_first_chunk();
     }
 
     pub fn t(&self, id: TensorId) -> &Tensor {
@@ -246,7 +263,8 @@ impl Machine {
         outputs: &[TensorId],
         span: Span,
     ) -> OpResult<Option<NodeId>> {
-        let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
+        let present: smallvec::SmallVec<[TensorId; 4]> =
+            inputs.iter().filter_map(|(_, t)| *t).collect();
         let dtype = outputs
             .first()
             .map(|&o| self.tensors[o].dtype)
@@ -260,16 +278,17 @@ impl Machine {
                 next.push(n);
             }
         }
-        let base = op.split('.').next().unwrap_or(op);
-        let node = self.add_node(node_name(base), next, span);
-        self.nodes[node].not_implemented = backward_not_implemented(base);
+        let facts = op_facts(op, inplace);
+        let node = self.add_node(facts.node, next, span);
+        self.nodes[node].not_implemented = facts.not_implemented;
         for (k, &o) in outputs.iter().enumerate() {
             self.tensors[o].grad_fn = Some(node);
             self.tensors[o].output_index = k;
         }
-        let Some(row) = lookup(op, inplace) else {
+        let Some(row) = facts.row else {
             return Ok(Some(node));
         };
+        let base = op.split('.').next().unwrap_or(op);
         if row.exactness == Exactness::LayoutDependent && matches!(base, "matmul" | "linear") {
             // Whether an operand is saved as itself depends on whether matmul's
             // internal reshape is a view: decided from the concrete layouts.
@@ -284,8 +303,10 @@ impl Machine {
             };
             let geom = |m: &Machine, t: TensorId| -> Option<Geom> {
                 let tt = &m.tensors[t];
-                let sizes: Option<Vec<i64>> = tt.sizes.iter().map(|s| s.as_int()).collect();
-                let strides: Option<Vec<i64>> = tt.strides.iter().map(|s| s.as_int()).collect();
+                let sizes: Option<crate::ops::saved::GeomDims> =
+                    tt.sizes.iter().map(|s| s.as_int()).collect();
+                let strides: Option<crate::ops::saved::GeomDims> =
+                    tt.strides.iter().map(|s| s.as_int()).collect();
                 Some(Geom::new(&sizes?, &strides?, m.requires_grad(t)))
             };
             let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
@@ -495,7 +516,7 @@ impl Machine {
         self.provenance.view(id, base);
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
-            let node = self.add_node(node_name(op), base_fn, span);
+            let node = self.add_node(static_node_name(op), base_fn, span);
             self.tensors[id].grad_fn = Some(node);
         }
         Ok(id)
@@ -682,7 +703,15 @@ impl Machine {
         span: Span,
     ) -> OpResult<()> {
         self.check_inference_mutation(target)?;
-        let t = self.tensors[target].clone();
+        let t = {
+            let t = &self.tensors[target];
+            MutatedTensor {
+                storage: t.storage,
+                version: t.version,
+                dtype: t.dtype,
+                view: t.view.clone(),
+            }
+        };
         if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
             return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
@@ -694,9 +723,11 @@ impl Machine {
         }
         st.mutated_at.push(span);
         self.version_spans[t.version] = Some(span);
-        let mut inputs: Vec<(&str, Option<TensorId>)> = vec![("self", Some(target))];
+        let mut inputs: smallvec::SmallVec<[(&str, Option<TensorId>); 4]> =
+            smallvec::smallvec![("self", Some(target))];
         inputs.extend_from_slice(others);
-        let present: Vec<TensorId> = inputs.iter().filter_map(|(_, t)| *t).collect();
+        let present: smallvec::SmallVec<[TensorId; 4]> =
+            inputs.iter().filter_map(|(_, t)| *t).collect();
         let records = self.records_grad(&present, t.dtype);
         self.provenance.data(
             target,
@@ -849,6 +880,58 @@ pub fn extent(sizes: &[SymInt], strides: &[SymInt], offset: &SymInt) -> Option<i
         end = end.checked_add((n - 1).checked_mul(st)?)?;
     }
     end.checked_add(1)
+}
+
+/// What recording autograd history needs to know of an op (by its name, as
+/// `record_history` gets it, and whether it is in place): the node's name,
+/// whether backward through it is implemented, and what it saves.
+#[derive(Clone, Copy)]
+struct OpFacts {
+    node: &'static str,
+    not_implemented: bool,
+    row: Option<&'static OpSaves>,
+}
+
+/// `OpFacts` of an op, worked out once per thread and name (the names come
+/// from the op table: the set is small).
+fn op_facts(op: &str, inplace: bool) -> OpFacts {
+    use std::cell::RefCell;
+    type Facts = rustc_hash::FxHashMap<Box<str>, OpFacts>;
+    thread_local! {
+        static FACTS: RefCell<[Facts; 2]> = RefCell::default();
+    }
+    FACTS.with(|facts| {
+        if let Some(f) = facts.borrow()[usize::from(inplace)].get(op) {
+            return *f;
+        }
+        let base = op.split('.').next().unwrap_or(op);
+        let f = OpFacts {
+            node: node_name(base),
+            not_implemented: backward_not_implemented(base),
+            row: lookup(op, inplace),
+        };
+        facts.borrow_mut()[usize::from(inplace)].insert(op.into(), f);
+        f
+    })
+}
+
+/// `node_name` of a static name, cached by the name's address: a static
+/// string's address and length stand for its text.
+fn static_node_name(op: &'static str) -> &'static str {
+    use std::cell::RefCell;
+    type Names = rustc_hash::FxHashMap<(usize, usize), &'static str>;
+    thread_local! {
+        static SEEN: RefCell<Names> = RefCell::default();
+    }
+    let key = (op.as_ptr() as usize, op.len());
+    SEEN.with(|seen| {
+        if let Some(n) = seen.borrow().get(&key) {
+            return *n;
+        }
+        let name = node_name(op);
+        seen.borrow_mut().insert(key, name);
+        name
+    })
 }
 
 /// autograd's node name for an op (`mul` -> `MulBackward0`), interned: the

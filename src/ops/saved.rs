@@ -759,16 +759,19 @@ pub fn resolve(
 /// A tensor argument's geometry, as `matmul` sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Geom {
-    pub sizes: Vec<i64>,
-    pub strides: Vec<i64>,
+    pub sizes: GeomDims,
+    pub strides: GeomDims,
     pub requires_grad: bool,
 }
+
+/// A layout's sizes or strides (few: kept in place).
+pub type GeomDims = smallvec::SmallVec<[i64; 6]>;
 
 impl Geom {
     pub fn new(sizes: &[i64], strides: &[i64], requires_grad: bool) -> Geom {
         Geom {
-            sizes: sizes.to_vec(),
-            strides: strides.to_vec(),
+            sizes: GeomDims::from_slice(sizes),
+            strides: GeomDims::from_slice(strides),
             requires_grad,
         }
     }
@@ -803,8 +806,8 @@ impl Geom {
 
     fn squeeze0(&self) -> Geom {
         Geom {
-            sizes: self.sizes[1..].to_vec(),
-            strides: self.strides[1..].to_vec(),
+            sizes: GeomDims::from_slice(&self.sizes[1..]),
+            strides: GeomDims::from_slice(&self.strides[1..]),
             requires_grad: self.requires_grad,
         }
     }
@@ -813,8 +816,8 @@ impl Geom {
     fn expand(&self, target: &[i64]) -> Geom {
         let nd = target.len();
         let td = self.dim();
-        let mut sizes = vec![0; nd];
-        let mut strides = vec![0; nd];
+        let mut sizes: GeomDims = smallvec::smallvec![0; nd];
+        let mut strides: GeomDims = smallvec::smallvec![0; nd];
         for i in (0..nd).rev() {
             let offset = nd - 1 - i;
             let (mut size, mut stride) = if offset < td {

@@ -67,10 +67,18 @@ pub struct Sizes {
 impl Sizes {
     /// Decides `a rel b` as PyTorch's guards would, recording facts that only
     /// the symbols' hints decided.
+    #[inline]
     fn decide(&mut self, a: &SymInt, rel: Rel, b: &SymInt) -> bool {
         if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
             return rel.holds(x, y);
         }
+        self.decide_symbolic(a, rel, b)
+    }
+
+    /// `decide` when a side is symbolic (kept out of line: the common
+    /// concrete case above is a comparison).
+    #[inline(never)]
+    fn decide_symbolic(&mut self, a: &SymInt, rel: Rel, b: &SymInt) -> bool {
         let t = self.env.guard(a, rel, b);
         if let Truth::Assumed(v) = t {
             let r = if v { rel } else { rel.negate() };
@@ -87,10 +95,12 @@ impl Sizes {
         t.value()
     }
 
+    #[inline]
     pub fn eq(&mut self, a: &SymInt, b: &SymInt) -> bool {
         self.decide(a, Rel::Eq, b)
     }
 
+    #[inline]
     pub fn eq_int(&mut self, a: &SymInt, b: i64) -> bool {
         match a.as_int() {
             Some(x) => x == b,
@@ -98,14 +108,17 @@ impl Sizes {
         }
     }
 
+    #[inline]
     pub fn lt(&mut self, a: &SymInt, b: &SymInt) -> bool {
         self.decide(a, Rel::Lt, b)
     }
 
+    #[inline]
     pub fn le(&mut self, a: &SymInt, b: &SymInt) -> bool {
         self.decide(a, Rel::Le, b)
     }
 
+    #[inline]
     pub fn lt_int(&mut self, a: &SymInt, b: i64) -> bool {
         self.lt(a, &SymInt::int(b))
     }
