@@ -58,7 +58,13 @@ fn exercise(bytes: Vec<u8>) -> bool {
             show(diagnostic, &file, false);
         }
     }
-    match parser::parse_module(&file.text) {
+    let whole = parser::parse_module(&file.text);
+    if file.text.len() >= 256 << 10 {
+        // A big file is parsed in parts on several threads: same answer.
+        let in_parts = parser::parse_module_on(&file.text, 3);
+        assert_eq!(format!("{in_parts:?}"), format!("{whole:?}"));
+    }
+    match whole {
         Ok(module) => {
             let _ = dump::dump_module(&file, &module);
             true
@@ -290,6 +296,52 @@ fn long_operator_chains() {
     assert!(!timed("1,999 terms", || exercise(deep.into_bytes())));
     let wide = format!("def f(a):\n    return a{}\n", " + a".repeat(250));
     assert!(timed("250 terms", || exercise(wide.into_bytes())));
+}
+
+/// Big programs, parsed in parts on several threads (`parse_module_on`),
+/// give the one-thread parse's tree or its diagnostics, whatever breaks
+/// and wherever: an unclosed bracket, a string over many lines, a dedent
+/// that matches no block, a `def` inside a body, a stray `else`.
+#[test]
+fn big_files_parse_the_same_on_several_threads() {
+    let body: String = (0..7_500)
+        .map(|i| match i % 9 {
+            0 => format!(
+                "    if x.dim() > {i}:\n        y{i} = x.t()\n    else:\n        y{i} = x\n"
+            ),
+            1 => format!("    z{i} = torch.cat([x,\n        x], dim=0)  # {i}\n"),
+            _ => format!("    v{i} = (x + {i}).relu() * 2\n"),
+        })
+        .collect();
+    let program = |body: &str| {
+        format!("import torch\n\ndef f(x: Tensor(4)):\n{body}    return x\n\ndef g(x: Tensor(4)):\n    return x\n")
+    };
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let breakages = [
+        "    a = foo(1,\n",
+        "    s = \"\"\"\ndef h():\n",
+        "  b = 1\n",
+        "    def h():\n        pass\n",
+        "    else:\n        pass\n",
+        "    \"\"\"\n",
+    ];
+    let mut texts = vec![program(&body)];
+    for (k, broken) in breakages.iter().enumerate() {
+        for at in [lines.len() / 2 - k, lines.len() * 2 / 3 + k] {
+            let mut text = lines[..at].concat();
+            text.push_str(broken);
+            text.push_str(&lines[at..].concat());
+            texts.push(program(&text));
+        }
+    }
+    for text in texts {
+        assert!(text.len() >= 256 << 10);
+        let whole = format!("{:?}", parser::parse_module(&text));
+        for threads in [2, 3] {
+            let in_parts = format!("{:?}", parser::parse_module_on(&text, threads));
+            assert!(in_parts == whole, "{threads} threads differ");
+        }
+    }
 }
 
 #[test]
