@@ -1673,6 +1673,83 @@ fn apply_slicing(
     Ok((cur, advanced))
 }
 
+/// Eager's `index` and `index_put_` kernels check every index value against
+/// the size of the dim it indexes (ATen's `Indexer::get`, which names the
+/// index's place among the advanced indices as its "dimension"), after the
+/// op's shape checks. tpi knows the values of literal lists (`x[[0, 6]]`),
+/// so it checks those: one list, or several of one length (element by
+/// element, each list in turn, as the kernel goes). The analysis runs on
+/// fake tensors and checks nothing.
+fn check_literal_index_bounds(
+    it: &Interp,
+    idx: &Value,
+    src: TensorId,
+    advanced: &[(usize, TensorId)],
+    span: Span,
+) -> R<()> {
+    if it.m.mode != Mode::Eager {
+        return Ok(());
+    }
+    let literal = |v: &Value| -> Option<Vec<i64>> {
+        match v {
+            Value::List(items) => items
+                .borrow()
+                .iter()
+                .map(|item| match item {
+                    Value::Int(i) => i.as_int(),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    };
+    let items: Vec<&Value> = match idx {
+        Value::Tuple(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    let lists: Option<Vec<Vec<i64>>> = items
+        .into_iter()
+        .filter(|v| matches!(v, Value::Tensor(_) | Value::List(_)))
+        .map(literal)
+        .collect();
+    let Some(lists) = lists else { return Ok(()) };
+    let len = lists.first().map_or(0, Vec::len);
+    if lists.len() != advanced.len() || len == 0 || lists.iter().any(|l| l.len() != len) {
+        return Ok(());
+    }
+    let st = it.m.t(src);
+    let env = &it.m.sizes.env;
+    let Some(sizes) = advanced
+        .iter()
+        .map(|(d, _)| st.sizes.get(*d).and_then(|s| env.hint(s)))
+        .collect::<Option<Vec<i64>>>()
+    else {
+        return Ok(());
+    };
+    // A result with no elements runs no kernel.
+    let empty = st
+        .sizes
+        .iter()
+        .enumerate()
+        .any(|(d, s)| !advanced.iter().any(|(a, _)| *a == d) && env.hint(s) == Some(0));
+    if empty {
+        return Ok(());
+    }
+    for i in 0..len {
+        for (j, (list, &size)) in lists.iter().zip(&sizes).enumerate() {
+            let v = list[i];
+            if v < -size || v >= size {
+                return Err(err(
+                    "index-out-of-range",
+                    format!("index {v} is out of bounds for dimension {j} with size {size}"),
+                    span,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
     let items = parse_index(it, idx, span)?;
     let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
@@ -1688,7 +1765,9 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
         }
         return Ok(Value::Tensor(cur));
     }
-    advanced_index(it, cur, &advanced, span)
+    let out = advanced_index(it, cur, &advanced, span)?;
+    check_literal_index_bounds(it, idx, cur, &advanced, span)?;
+    Ok(out)
 }
 
 /// `aten.index`: a copy with the indexed dims replaced by the broadcast index shape.
@@ -1860,7 +1939,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             Vec::new(),
             span,
         )?;
-        return Ok(());
+        return check_literal_index_bounds(it, idx, dst, &advanced, span);
     }
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {

@@ -760,8 +760,9 @@ impl Machine {
 
     /// `assert_no_partial_overlap(self, other)`: the written tensor and an
     /// input share some, but not all, of their memory. Only certain when both
-    /// are dense and non-overlapping with concrete layouts (PyTorch's
-    /// `get_overlap_status`); anything else is "too hard" and passes.
+    /// are dense and non-overlapping (PyTorch's `get_overlap_status`);
+    /// anything else is "too hard" and passes. An eager check: dynamic sizes
+    /// have their hints' values, as they do when the program runs.
     pub fn check_no_partial_overlap(&mut self, target: TensorId, other: TensorId) -> OpResult<()> {
         if target == other {
             return Ok(());
@@ -775,13 +776,14 @@ impl Machine {
         {
             return Ok(());
         }
+        let env = &self.sizes.env;
         let range = |t: &Tensor| -> Option<(i64, i64)> {
             let numel = t
                 .sizes
                 .iter()
-                .try_fold(1i64, |acc, s| acc.checked_mul(s.as_int()?))?;
-            let begin = t.offset.as_int()?;
-            Some((begin, begin + numel))
+                .try_fold(1i64, |acc, s| acc.checked_mul(env.hint(s)?))?;
+            let begin = env.hint(&t.offset)?;
+            Some((begin, begin.checked_add(numel)?))
         };
         let (Some((ab, ae)), Some((bb, be))) = (range(&a), range(&b)) else {
             return Ok(());
@@ -790,7 +792,8 @@ impl Machine {
             return Ok(());
         }
         let partial = if ab == bb && ae == be {
-            a.strides != b.strides
+            let strides = |t: &Tensor| t.strides.iter().map(|s| env.hint(s)).collect::<Vec<_>>();
+            strides(&a) != strides(&b)
         } else {
             ab < be && bb < ae
         };
