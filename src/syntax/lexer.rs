@@ -513,8 +513,8 @@ pub struct Layout<'a> {
     /// The spans of the last two tokens produced, the most recent last, and
     /// of the last `Newline`: error messages look back ("expected an
     /// indented block after …").
-    previous: Option<Span>,
-    current: Option<Span>,
+    previous: Option<(usize, usize)>,
+    current: Option<(usize, usize)>,
     last_newline: Option<Span>,
     /// Regions other threads parse (`Layout::with_regions`): each becomes a
     /// `Tok::Chunk`. `next_region` indexes the next one to reach and
@@ -654,7 +654,7 @@ impl<'a> Layout<'a> {
 
     /// The token before the last one produced.
     pub fn previous_token(&self) -> Option<Span> {
-        self.previous
+        self.previous.map(|(start, end)| Span::new(start, end))
     }
 
     /// The last `Newline` produced.
@@ -722,18 +722,19 @@ impl<'a> Layout<'a> {
             self.indents.push(width);
             self.pending.push_back((self.line_start, Tok::Indent, end));
         } else if width < current {
-            let open: Box<[usize]> = self.indents.clone().into_boxed_slice();
-            while self.indents.last().is_some_and(|&w| w > width) {
-                self.indents.pop();
-                self.pending
-                    .push_back((token_start, Tok::Dedent, token_start));
-            }
-            if self.indents.last().copied().unwrap_or(0) != width {
+            // The open widths increase: a dedent must land on one of them.
+            if !self.indents.contains(&width) {
+                let open: Box<[usize]> = self.indents.clone().into_boxed_slice();
                 return Err(SyntaxError::new(
                     SyntaxErrorKind::InconsistentDedent { width, open },
                     self.line_start,
                     end.max(self.line_start),
                 ));
+            }
+            while self.indents.last().is_some_and(|&w| w > width) {
+                self.indents.pop();
+                self.pending
+                    .push_back((token_start, Tok::Dedent, token_start));
             }
         }
         Ok(())
@@ -750,7 +751,8 @@ impl<'a> Layout<'a> {
             let raw = self.raw.next();
             let range = self.raw.span();
             let (start, end) = (range.start, range.end);
-            if start >= self.region_at || self.in_region {
+            // (`region_at` is 0 between a `Chunk` and `resume_at`.)
+            if start >= self.region_at {
                 // The next region starts inside a token or a bracket, or
                 // after a `\\`: it is not a line of its own here.
                 return self.fail(SyntaxError::new(SyntaxErrorKind::OutsideRegion, start, end));
@@ -894,6 +896,7 @@ impl<'a> Layout<'a> {
         self.count_elifs(&Tok::Chunk(index), first, first)?;
         self.pending.push_back((first, Tok::Chunk(index), first));
         self.in_region = true;
+        self.region_at = 0;
         Ok(())
     }
 
@@ -1141,13 +1144,24 @@ impl<'a> Iterator for Layout<'a> {
         let item = self.produce();
         if let Some(Ok((start, _, end))) = &item {
             self.previous = self.current;
-            self.current = Some(Span::new(*start, *end));
+            self.current = Some((*start, *end));
         }
         item
     }
 }
 
 fn decimal(slice: &str, start: usize, end: usize) -> Result<i64, SyntaxError> {
+    // The usual literal: a few plain digits, no leading zero (18 digits
+    // cannot overflow).
+    let bytes = slice.as_bytes();
+    if bytes.len() <= 18
+        && (bytes.len() == 1 || bytes[0] != b'0')
+        && bytes.iter().all(u8::is_ascii_digit)
+    {
+        return Ok(bytes
+            .iter()
+            .fold(0i64, |n, &b| n * 10 + i64::from(b - b'0')));
+    }
     let digits: std::borrow::Cow<str> = if slice.contains('_') {
         slice.replace('_', "").into()
     } else {
