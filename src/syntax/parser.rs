@@ -408,6 +408,7 @@ struct Joining<'l, 'a, 's> {
 impl<'a> Iterator for Joining<'_, 'a, '_> {
     type Item = Result<Spanned<'a>, SyntaxError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let item = self.layout.next();
         if let Some(Ok((start, Tok::Chunk(index), _))) = item {
