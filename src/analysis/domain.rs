@@ -309,6 +309,10 @@ pub struct Node {
     pub saves_inference: bool,
     /// Backward through this node raises "derivative for … is not implemented".
     pub not_implemented: bool,
+    /// A CopySlices node whose view has elements that share memory (a
+    /// stride 0 over a size above 1, as `expand` makes): its backward writes
+    /// the gradient into that view, which `copy_` refuses.
+    pub overlapping_view: bool,
 }
 
 #[cfg(test)]

@@ -74,6 +74,28 @@ pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
     order.sort_unstable_by(|a, b| b.cmp(a));
     for n in order {
         let node = &m.nodes[n];
+        if node.overlapping_view {
+            // CopySlices runs the op's own node first (which unpacks what it
+            // saved), then copies the gradient into the view.
+            let wrapped = node.next.first().copied();
+            if let Some(d) = wrapped.and_then(|w| stale_saved(m, w)) {
+                return EagerPrediction {
+                    forward_error: None,
+                    backward_error: Some(d),
+                };
+            }
+            let d = Diagnostic::error(
+                "inplace-overlapping",
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
+                node.span,
+            )
+            .with_label("written in place through a view whose elements share memory")
+            .with_help("backward copies the gradient into that view: write to a clone of the expanded tensor, or out of place");
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
         if node.not_implemented {
             return EagerPrediction {
                 forward_error: None,
@@ -91,6 +113,21 @@ pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
                 ),
             };
         }
+        if let Some(d) = stale_saved(m, n) {
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
+    }
+    EagerPrediction::default()
+}
+
+/// The error of unpacking a tensor node `n` saved that was modified in
+/// place since.
+fn stale_saved(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
+    let node = &m.nodes[n];
+    {
         for s in &node.saved {
             let now = m.versions[s.version];
             if now != s.saved_version {
@@ -109,12 +146,9 @@ pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
                     _ => Diagnostic::error("saved-tensor-modified", message, node.span).with_label(saved_label),
                 }
                 .with_help("clone the tensor before modifying it in place (`y = y.clone()`), or use the out-of-place op");
-                return EagerPrediction {
-                    forward_error: None,
-                    backward_error: Some(d),
-                };
+                return Some(d);
             }
         }
     }
-    EagerPrediction::default()
+    None
 }

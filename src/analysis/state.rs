@@ -178,6 +178,7 @@ impl Machine {
             span,
             saves_inference: false,
             not_implemented: false,
+            overlapping_view: false,
         });
         self.nodes.len() - 1
     }
@@ -748,6 +749,14 @@ impl Machine {
             if let (Some(view), Some(node)) = (t.view.clone(), node) {
                 let next = std::iter::once(node).chain(base_fn.flatten());
                 let copy_slices = self.add_node("CopySlices", next, span);
+                // `has_internal_overlap(view) == YES`, with the sizes the
+                // program runs with.
+                let env = &self.sizes.env;
+                let view_t = &self.tensors[target];
+                self.nodes[copy_slices].overlapping_view =
+                    view_t.sizes.iter().zip(&view_t.strides).any(|(size, stride)| {
+                        env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
+                    });
                 self.tensors[view.base].grad_fn = Some(copy_slices);
                 let v = self.versions[t.version];
                 let tt = &mut self.tensors[target];
