@@ -2889,7 +2889,7 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
     match op.rule {
         "requires_grad_" => {
             let b = a.bool("requires_grad")?;
-            if !it.m.is_leaf(me)? {
+            if !it.m.stored_is_leaf(me) {
                 if !b {
                     return Err(oe("other", "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."));
                 }

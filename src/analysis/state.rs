@@ -124,6 +124,15 @@ impl Machine {
         Ok(self.grad_fn(id)?.is_none())
     }
 
+    /// C++'s `tensor.is_leaf()` (`check_inplace`, `requires_grad_`): reads
+    /// the stored grad_fn without regenerating it, so a view made while its
+    /// base did not require grad, or under no_grad, counts as a leaf until
+    /// something regenerates its grad_fn.
+    pub fn stored_is_leaf(&self, id: TensorId) -> bool {
+        let t = &self.tensors[id];
+        !(self.mode == Mode::Analysis && t.analysis_input_grad) && t.grad_fn.is_none()
+    }
+
     /// `grad_fn`, regenerating a view's node when its version moved on (as
     /// `VariableHooks::grad_fn` does). Regenerating the node of a view whose
     /// CreationMeta forbids it raises (`handle_view_on_rebase`, indirect).
@@ -658,12 +667,7 @@ impl Machine {
                 .help("do it under `torch.no_grad()`, or clone the leaf first"));
             }
         }
-        // `tensor.is_leaf()` here reads the stored grad_fn: a view made while
-        // its base did not require grad counts as a leaf until something
-        // regenerates its grad_fn.
-        let stored_leaf = !(self.mode == Mode::Analysis && t.analysis_input_grad)
-            && self.tensors[target].grad_fn.is_none();
-        if self.requires_grad(target) && stored_leaf {
+        if self.requires_grad(target) && self.stored_is_leaf(target) {
             return Err(OpError::new(
                 "inplace-leaf",
                 "a leaf Variable that requires grad is being used in an in-place operation.",
@@ -753,8 +757,11 @@ impl Machine {
                 // program runs with.
                 let env = &self.sizes.env;
                 let view_t = &self.tensors[target];
-                self.nodes[copy_slices].overlapping_view =
-                    view_t.sizes.iter().zip(&view_t.strides).any(|(size, stride)| {
+                self.nodes[copy_slices].overlapping_view = view_t
+                    .sizes
+                    .iter()
+                    .zip(&view_t.strides)
+                    .any(|(size, stride)| {
                         env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
                     });
                 self.tensors[view.base].grad_fn = Some(copy_slices);
