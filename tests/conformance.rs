@@ -47,13 +47,9 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_eager_misc.tp:as_strided_view_then_unsqueeze_no_grad",
         "unmodelled, see the comment",
     ),
-    // needs tensor data or storage bounds tpi does not track (a literal index value, a write past as_strided's storage)
+    // needs storage bounds tpi does not track (a write past as_strided's storage)
     (
         "random/regress_eager_misc.tp:as_strided_out_of_bounds_write",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_eager_misc.tp:index_select_literal_out_of_range",
         "unmodelled, see the comment",
     ),
     // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases

@@ -3135,11 +3135,78 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
         offset: SymInt::int(0),
         dtype,
     };
+    let integral = meta.dtype.is_integral() && meta.dtype != DType::Bool;
     let id = it.m.fresh(meta, span, op.name);
     if requires_grad {
         it.m.tensors[id].requires_grad_flag = true;
     }
+    if op.rule == "tensor" && integral && it.m.mode == Mode::Eager {
+        if let Some(values) = literal_ints(a.get("data")) {
+            let version = it.m.versions[it.m.tensors[id].version];
+            it.m.literals.insert(id, (version, values.into()));
+        }
+    }
     Ok(Value::Tensor(id))
+}
+
+/// The index checks of eager's CPU `index_select` (`index_select_out_cpu_`)
+/// for an index whose values tpi knows (a literal tensor), in the paths
+/// checked against PyTorch: a 1-d `self`; dim 0 of a non-empty one; an
+/// empty one whose indexed dim has size 0; dim 1 of a contiguous 2-d one.
+/// Other paths word their errors otherwise and are left alone.
+fn literal_index_select_check(
+    it: &mut Interp,
+    t: &Tensor,
+    dim: usize,
+    values: &[i64],
+) -> OpResult<()> {
+    let contiguous = shape::is_contiguous(&t.sizes, &t.strides, &mut it.m.sizes);
+    let env = &it.m.sizes.env;
+    let hints: Option<Vec<i64>> = t.sizes.iter().map(|s| env.hint(s)).collect();
+    let (Some(sizes), false) = (hints, values.is_empty()) else {
+        return Ok(());
+    };
+    let Some(&size) = sizes.get(dim).or(sizes.first()) else {
+        return Ok(());
+    };
+    let outside = values.iter().find(|&&v| v < 0 || v >= size);
+    let numel: i64 = sizes.iter().product();
+    if sizes.len() <= 1 || (dim == 0 && numel > 0) {
+        if outside.is_some() {
+            return Err(oe("index-out-of-range", "index out of range in self"));
+        }
+    } else if numel == 0 {
+        if size == 0 {
+            return Err(oe(
+                "other",
+                "index_select(): self indexing axis dim should be positive",
+            ));
+        }
+    } else if dim == 1 && sizes.len() == 2 && contiguous {
+        if let Some(v) = outside {
+            return Err(oe(
+                "other",
+                format!("INDICES element is out of DATA bounds, id={v} axis_dim={size}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The values of a flat list of literal ints (or one int).
+fn literal_ints(v: &Value) -> Option<Vec<i64>> {
+    match v {
+        Value::Int(i) => Some(vec![i.as_int()?]),
+        Value::List(_) | Value::Tuple(_) => v
+            .sequence()?
+            .iter()
+            .map(|item| match item {
+                Value::Int(i) => i.as_int(),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
 }
 
 /// Shape and dtype of a `torch.tensor(...)` literal.
@@ -3762,6 +3829,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "index_select(): Index is supposed to be a vector"));
             }
             let n = is.first().cloned().unwrap_or(SymInt::int(1));
+            if let Some(values) = it.m.literal_values(ix) {
+                literal_index_select_check(it, t, d, &values)?;
+            }
             let mut sizes = t.sizes.clone();
             if !sizes.is_empty() {
                 sizes[d] = n;

@@ -50,6 +50,11 @@ pub struct Machine {
     /// on history, the strides of a tensor after its last write (which view
     /// chain the write went through).
     pub provenance: super::meta::Provenance,
+    /// The values of integer tensors made by `torch.tensor([...])` from
+    /// literal ints, with their version counter's value then: eager kernels
+    /// that check index values (`index_select`) read them while the tensor
+    /// is unwritten.
+    pub literals: rustc_hash::FxHashMap<TensorId, (u32, std::rc::Rc<[i64]>)>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -95,6 +100,7 @@ impl Machine {
             ],
             tokens: 0,
             provenance: Default::default(),
+            literals: Default::default(),
         }
     }
 
@@ -122,6 +128,13 @@ impl Machine {
     /// `is_leaf`: no grad_fn (after view grad_fn regeneration).
     pub fn is_leaf(&mut self, id: TensorId) -> OpResult<bool> {
         Ok(self.grad_fn(id)?.is_none())
+    }
+
+    /// The literal values of tensor `id` (`literals`), unless it was
+    /// written in place since it was made.
+    pub fn literal_values(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
+        let (version, values) = self.literals.get(&id)?;
+        (self.versions[self.tensors[id].version] == *version).then(|| values.clone())
     }
 
     /// C++'s `tensor.is_leaf()` (`check_inplace`, `requires_grad_`): reads
