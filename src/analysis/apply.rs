@@ -2837,6 +2837,15 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 it.m.storages[old].frozen = Some(span);
             }
             it.m.provenance.set_storage(me, src, s.storage, span);
+            // An in-place op on a view rebases its base's history (as for
+            // any in-place op): read the base's node first.
+            let view = it.m.t(me).view.clone();
+            let base_fn = match &view {
+                Some(v) if it.m.records_grad(&[me, src], it.m.t(me).dtype) => {
+                    it.m.grad_fn(v.base)?
+                }
+                _ => None,
+            };
             let version = it.m.t(me).version;
             it.m.versions[version] += 1;
             let t = &mut it.m.tensors[me];
@@ -2854,6 +2863,9 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 span,
             )? {
                 it.m.nodes[node].not_implemented = true;
+                if let Some(view) = view {
+                    it.m.rebase_view_history(me, view.base, node, base_fn, span);
+                }
             }
             Ok(Value::Tensor(me))
         }

@@ -764,27 +764,42 @@ impl Machine {
             // The op's node takes the target's previous history.
             let node = self.record_history(op, true, &inputs, &[target], span)?;
             if let (Some(view), Some(node)) = (t.view.clone(), node) {
-                let next = std::iter::once(node).chain(base_fn.flatten());
-                let copy_slices = self.add_node("CopySlices", next, span);
-                // `has_internal_overlap(view) == YES`, with the sizes the
-                // program runs with.
-                let env = &self.sizes.env;
-                let view_t = &self.tensors[target];
-                self.nodes[copy_slices].overlapping_view = view_t
-                    .sizes
-                    .iter()
-                    .zip(&view_t.strides)
-                    .any(|(size, stride)| {
-                        env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
-                    });
-                self.tensors[view.base].grad_fn = Some(copy_slices);
-                let v = self.versions[t.version];
-                let tt = &mut self.tensors[target];
-                tt.grad_fn = Some(node);
-                tt.attr_version = v;
+                self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
         }
         Ok(())
+    }
+
+    /// `rebase_history` of an in-place op on a view: the base's new node is
+    /// a CopySlices over the op's `node` and the base's previous node
+    /// (`base_fn`, read before the op), and the view takes `node`.
+    pub fn rebase_view_history(
+        &mut self,
+        target: TensorId,
+        base: TensorId,
+        node: NodeId,
+        base_fn: Option<NodeId>,
+        span: Span,
+    ) {
+        let next = std::iter::once(node).chain(base_fn);
+        let copy_slices = self.add_node("CopySlices", next, span);
+        // `has_internal_overlap(view) == YES`, with the sizes the program
+        // runs with.
+        let env = &self.sizes.env;
+        let view_t = &self.tensors[target];
+        self.nodes[copy_slices].overlapping_view =
+            view_t
+                .sizes
+                .iter()
+                .zip(&view_t.strides)
+                .any(|(size, stride)| {
+                    env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
+                });
+        self.tensors[base].grad_fn = Some(copy_slices);
+        let v = self.versions[self.tensors[target].version];
+        let t = &mut self.tensors[target];
+        t.grad_fn = Some(node);
+        t.attr_version = v;
     }
 
     /// `assert_no_partial_overlap(self, other)`: the written tensor and an
