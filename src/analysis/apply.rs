@@ -1690,18 +1690,9 @@ fn check_literal_index_bounds(
     if it.m.mode != Mode::Eager {
         return Ok(());
     }
-    let literal = |v: &Value| -> Option<Vec<i64>> {
-        match v {
-            Value::List(items) => items
-                .borrow()
-                .iter()
-                .map(|item| match item {
-                    Value::Int(i) => i.as_int(),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
-        }
+    let literal = |v: &Value| match v {
+        Value::List(_) => literal_ints(v),
+        _ => None,
     };
     let items: Vec<&Value> = match idx {
         Value::Tuple(items) => items.iter().collect(),
