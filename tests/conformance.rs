@@ -52,21 +52,29 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_eager_misc.tp:as_strided_out_of_bounds_write",
         "unmodelled, see the comment",
     ),
-    // PyTorch's inference_mode KeyError depends on which storages functionalization has registered; tpi models only the common cases
+    // After a storage is registered inside inference_mode, some view ops
+    // made there (t, transpose, the slices of setitem) fail with "Cannot set
+    // version_counter for inference tensor" and others (reshape, detach) do
+    // not; tpi does not know which.
     (
-        "random/regress_inference_mode_keyerror.tp:base_registered_first_ok",
+        "inference_registration.tp:transpose_after_registration",
         "unmodelled, see the comment",
     ),
+    (
+        "inference_registration.tp:setitem_after_registration",
+        "unmodelled, see the comment",
+    ),
+    (
+        "inference_registration.tp:int_transpose_after_registration",
+        "unmodelled, see the comment",
+    ),
+    // PyTorch's inference_mode KeyError: a data op after an earlier metadata change, and a view of an inference base, are not modelled
     (
         "random/regress_inference_mode_keyerror.tp:data_op_after_metadata_mutation",
         "unmodelled, see the comment",
     ),
     (
         "random/regress_inference_mode_keyerror.tp:data_op_after_unsqueeze_of_0d",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_inference_mode_keyerror.tp:registration_persists_across_blocks_ok",
         "unmodelled, see the comment",
     ),
     (

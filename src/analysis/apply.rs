@@ -2744,7 +2744,11 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     if it.m.mode == Mode::Analysis && it.m.inference_mode {
         let me = a.tensor("self")?;
         // Seen for input wrappers; intermediates pass (tests/random/REPORT.md).
-        if !it.m.t(me).is_inference && it.m.t(me).input_index.is_some() {
+        let t = it.m.t(me);
+        if !t.is_inference
+            && t.input_index.is_some()
+            && !it.m.storages[t.storage].inference_registered
+        {
             return Err(oe(
                 "other",
                 "PyTorch's metadata analysis fails on an in-place metadata change of a normal tensor under inference_mode (KeyError in functionalization)",

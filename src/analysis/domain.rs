@@ -275,6 +275,10 @@ pub struct FunctionalStorage {
     /// `set_()` moved a tensor away from this storage: further mutations fail.
     pub frozen: Option<Span>,
     pub resized: bool,
+    /// PyTorch's analysis registered this storage's base wrapper while
+    /// inference_mode was on (an in-place op on the base there): views of
+    /// it and writes through them no longer raise its KeyError.
+    pub inference_registered: bool,
     /// Size in bytes when known (for resize_storage_bytes_).
     pub nbytes: Option<SymInt>,
     /// The input that owns it, if any.

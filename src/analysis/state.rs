@@ -454,7 +454,11 @@ impl Machine {
                 multi_output_view: t.multi_output_view,
             }
         };
-        if self.mode == Mode::Analysis && self.inference_mode && !b.is_inference {
+        if self.mode == Mode::Analysis
+            && self.inference_mode
+            && !b.is_inference
+            && !self.storages[b.storage].inference_registered
+        {
             // PyTorch 2.7.1's analysis fails here (a KeyError on a storage weakref
             // inside functionalization).
             return Err(OpError::new(
@@ -511,7 +515,11 @@ impl Machine {
         // Only tensors allocated under inference_mode are inference tensors: a
         // view is one when its base is (in the analysis, only while still
         // inside inference_mode).
-        let is_inference = b.is_inference && (self.mode == Mode::Eager || self.inference_mode);
+        // In the analysis, a view made inside inference_mode of a normal
+        // tensor whose storage is registered (no KeyError) is a wrapper made
+        // there: an inference tensor.
+        let is_inference = (b.is_inference && (self.mode == Mode::Eager || self.inference_mode))
+            || (self.mode == Mode::Analysis && self.inference_mode);
         self.tensors.push(Tensor {
             sizes: meta.sizes,
             strides: meta.strides,
@@ -721,6 +729,15 @@ impl Machine {
         span: Span,
     ) -> OpResult<()> {
         self.check_inference_mutation(target)?;
+        // An in-place op on a base wrapper under inference_mode returns it,
+        // which registers its storage (tests/random/REPORT.md, class 4).
+        if self.mode == Mode::Analysis && self.inference_mode {
+            let t = &self.tensors[target];
+            if !t.functional_view {
+                let storage = t.storage;
+                self.storages[storage].inference_registered = true;
+            }
+        }
         let t = {
             let t = &self.tensors[target];
             MutatedTensor {
@@ -862,6 +879,7 @@ impl Machine {
             && self.inference_mode
             && !t.is_inference
             && t.functional_view
+            && !self.storages[t.storage].inference_registered
         {
             return Err(OpError::new(
                 "other",
