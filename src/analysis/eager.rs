@@ -127,27 +127,25 @@ pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
 /// place since.
 fn stale_saved(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     let node = &m.nodes[n];
-    {
-        for s in &node.saved {
-            let now = m.versions[s.version];
-            if now != s.saved_version {
-                let t = &m.tensors[s.tensor];
-                let message = format!(
-                    "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
-                    t.dtype.name(),
-                    crate::ops::shape::show(&t.sizes),
-                    s.saved_version
-                );
-                let saved_label = format!("`{}` saved its {} here for backward", node.name, s.role);
-                let d = match m.version_spans[s.version] {
-                    Some(at) if at != node.span => Diagnostic::error("saved-tensor-modified", message, at)
-                        .with_label("modified in place here, before backward")
-                        .with_secondary(node.span, saved_label),
-                    _ => Diagnostic::error("saved-tensor-modified", message, node.span).with_label(saved_label),
-                }
-                .with_help("clone the tensor before modifying it in place (`y = y.clone()`), or use the out-of-place op");
-                return Some(d);
+    for s in &node.saved {
+        let now = m.versions[s.version];
+        if now != s.saved_version {
+            let t = &m.tensors[s.tensor];
+            let message = format!(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
+                t.dtype.name(),
+                crate::ops::shape::show(&t.sizes),
+                s.saved_version
+            );
+            let saved_label = format!("`{}` saved its {} here for backward", node.name, s.role);
+            let d = match m.version_spans[s.version] {
+                Some(at) if at != node.span => Diagnostic::error("saved-tensor-modified", message, at)
+                    .with_label("modified in place here, before backward")
+                    .with_secondary(node.span, saved_label),
+                _ => Diagnostic::error("saved-tensor-modified", message, node.span).with_label(saved_label),
             }
+            .with_help("clone the tensor before modifying it in place (`y = y.clone()`), or use the out-of-place op");
+            return Some(d);
         }
     }
     None

@@ -510,16 +510,15 @@ impl Machine {
         } else {
             b.alias_key
         };
-        // In the analysis, a view made outside inference_mode of an inference
-        // tensor is a normal functional tensor.
-        // Only tensors allocated under inference_mode are inference tensors: a
-        // view is one when its base is (in the analysis, only while still
-        // inside inference_mode).
-        // In the analysis, a view made inside inference_mode of a normal
-        // tensor whose storage is registered (no KeyError) is a wrapper made
-        // there: an inference tensor.
-        let is_inference = (b.is_inference && (self.mode == Mode::Eager || self.inference_mode))
-            || (self.mode == Mode::Analysis && self.inference_mode);
+        // Eager: a view is an inference tensor when its base is. The
+        // analysis makes every view a new functional wrapper, which is an
+        // inference tensor when made inside inference_mode (of a normal base
+        // that passed the KeyError check above, too) and a normal one
+        // outside it.
+        let is_inference = match self.mode {
+            Mode::Eager => b.is_inference,
+            Mode::Analysis => self.inference_mode,
+        };
         self.tensors.push(Tensor {
             sizes: meta.sizes,
             strides: meta.strides,

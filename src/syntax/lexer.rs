@@ -518,12 +518,12 @@ pub struct Layout<'a> {
     last_newline: Option<Span>,
     /// Regions other threads parse (`Layout::with_regions`): each becomes a
     /// `Tok::Chunk`. `next_region` indexes the next one to reach and
-    /// `region_at` is its start (`usize::MAX` when there is none).
-    /// `in_region` is set from a `Chunk` until `resume_at`.
+    /// `region_at` is its start (`usize::MAX` when there is none), and 0
+    /// from a `Chunk` until `resume_at` (no region starts at 0: one starts
+    /// after a line break), so that one comparison per token covers both.
     regions: Vec<Region>,
     next_region: usize,
     region_at: usize,
-    in_region: bool,
     /// For the layout of one region (`Layout::region`): where it stops.
     region_stop: usize,
 }
@@ -574,7 +574,6 @@ impl<'a> Layout<'a> {
             regions: Vec::new(),
             next_region: 0,
             region_at: usize::MAX,
-            in_region: false,
             region_stop: usize::MAX,
         }
     }
@@ -597,14 +596,13 @@ impl<'a> Layout<'a> {
     /// (`region_end` of the region's own layout: the start of a line).
     pub fn resume_at(&mut self, end: usize) -> Result<(), SyntaxError> {
         let position = self.raw.span().end;
-        if !self.in_region || end < position || end > self.text.len() {
+        if self.region_at != 0 || end < position || end > self.text.len() {
             return Err(SyntaxError::new(
                 SyntaxErrorKind::OutsideRegion,
                 position,
                 position,
             ));
         }
-        self.in_region = false;
         self.raw.bump(end - position);
         self.line_start = end;
         self.next_region += 1;
@@ -695,21 +693,8 @@ impl<'a> Layout<'a> {
     /// The first token of a logical line starts at `token_start`: compare
     /// its indentation with the open blocks and queue `Indent`/`Dedent`s.
     fn indentation(&mut self, token_start: usize) -> Result<(), SyntaxError> {
-        let bytes = self.text.as_bytes();
-        let mut width = 0;
-        let mut end = self.line_start;
-        while end < token_start {
-            match bytes[end] {
-                b' ' => width += 1,
-                b'\t' => {
-                    return Err(SyntaxError::new(SyntaxErrorKind::TabIndent, end, end + 1));
-                }
-                // A form feed resets the column, as in Python.
-                b'\x0c' => width = 0,
-                _ => break,
-            }
-            end += 1;
-        }
+        let (width, end) = indent_width(self.text.as_bytes(), self.line_start, token_start)
+            .map_err(|tab| SyntaxError::new(SyntaxErrorKind::TabIndent, tab, tab + 1))?;
         let current = self.indents.last().copied().unwrap_or(0);
         if width > current {
             if self.indents.len() > MAX_INDENT_DEPTH {
@@ -751,7 +736,6 @@ impl<'a> Layout<'a> {
             let raw = self.raw.next();
             let range = self.raw.span();
             let (start, end) = (range.start, range.end);
-            // (`region_at` is 0 between a `Chunk` and `resume_at`.)
             if start >= self.region_at {
                 // The next region starts inside a token or a bracket, or
                 // after a `\\`: it is not a line of its own here.
@@ -873,19 +857,11 @@ impl<'a> Layout<'a> {
         let index = self.next_region;
         let region = self.regions[index];
         let bytes = self.text.as_bytes();
-        let width = bytes[region.start..]
-            .iter()
-            .take_while(|&&b| b == b' ')
-            .count();
-        let first = region.start + width;
         // The region's first line must have a token (not be blank or a
         // comment), indented as its layout will take it.
-        if width != region.width
-            || matches!(
-                bytes.get(first),
-                None | Some(b'\r' | b'\n' | b'#' | b'\t' | b'\x0c')
-            )
-        {
+        let (width, first) =
+            indent_width(bytes, region.start, bytes.len()).unwrap_or((usize::MAX, region.start));
+        if width != region.width || matches!(bytes.get(first), None | Some(b'\r' | b'\n' | b'#')) {
             return Err(SyntaxError::new(
                 SyntaxErrorKind::OutsideRegion,
                 first,
@@ -895,7 +871,6 @@ impl<'a> Layout<'a> {
         self.indentation(first)?;
         self.count_elifs(&Tok::Chunk(index), first, first)?;
         self.pending.push_back((first, Tok::Chunk(index), first));
-        self.in_region = true;
         self.region_at = 0;
         Ok(())
     }
@@ -918,16 +893,8 @@ impl<'a> Layout<'a> {
     /// The indentation width of the line of the token at `token_start`
     /// (as `indentation` counts it; a tab makes it unknown: `usize::MAX`).
     fn line_width(&self, token_start: usize) -> usize {
-        let mut width = 0;
-        for &byte in &self.text.as_bytes()[self.line_start..token_start] {
-            match byte {
-                b' ' => width += 1,
-                b'\x0c' => width = 0,
-                b'\t' => return usize::MAX,
-                _ => break,
-            }
-        }
-        width
+        indent_width(self.text.as_bytes(), self.line_start, token_start)
+            .map_or(usize::MAX, |(width, _)| width)
     }
 
     /// Called on the first token of each logical line: each `elif` nests
@@ -1148,6 +1115,24 @@ impl<'a> Iterator for Layout<'a> {
         }
         item
     }
+}
+
+/// The indentation width of `bytes[from..to]`'s leading blanks, as Python
+/// counts it (a form feed resets the column), and where they end; or the
+/// offset of a tab among them.
+pub(crate) fn indent_width(bytes: &[u8], from: usize, to: usize) -> Result<(usize, usize), usize> {
+    let mut width = 0;
+    let mut end = from;
+    while end < to {
+        match bytes[end] {
+            b' ' => width += 1,
+            b'\t' => return Err(end),
+            b'\x0c' => width = 0,
+            _ => break,
+        }
+        end += 1;
+    }
+    Ok((width, end))
 }
 
 fn decimal(slice: &str, start: usize, end: usize) -> Result<i64, SyntaxError> {

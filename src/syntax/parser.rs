@@ -16,7 +16,7 @@ use super::ast::{
     BinOp, Call, CmpOp, Expr, ExprKind, FunctionDef, Ident, Item, Keyword, ListComp, Module, Name,
     Param, Stmt, StmtKind, UnaryOp,
 };
-use super::lexer::{Layout, Region, Spanned, SyntaxError, SyntaxErrorKind, Tok};
+use super::lexer::{indent_width, Layout, Region, Spanned, SyntaxError, SyntaxErrorKind, Tok};
 use super::lexer::{MAX_BRACKET_DEPTH, MAX_ELIF_BRANCHES, MAX_INDENT_DEPTH, MAX_LINE_OPERATORS};
 use super::source::{SourceFile, Span};
 use crate::report::Diagnostic;
@@ -479,12 +479,8 @@ fn region_line(bytes: &[u8], from: usize, window: usize) -> Option<(usize, usize
     let limit = from.saturating_add(window);
     let mut best: Option<(usize, usize)> = None;
     while at < bytes.len() && at < limit {
-        let mut width = 0;
-        let mut first = at;
-        while first < bytes.len() && bytes[first] == b' ' {
-            width += 1;
-            first += 1;
-        }
+        // (A tab in the indentation: not a line to start at.)
+        let (width, first) = indent_width(bytes, at, bytes.len()).unwrap_or((0, at));
         let rest = &bytes[first..];
         let keyword = |word: &[u8]| {
             rest.starts_with(word)
