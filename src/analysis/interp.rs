@@ -31,7 +31,76 @@ pub enum Flow {
     Return(Value),
 }
 
-pub type Env = rustc_hash::FxHashMap<Name, Value>;
+/// A function's variables: one place per slot of its names
+/// (`FunctionDef::locals`, numbered by `syntax::resolve`). An empty place is
+/// a name the run has not bound: reading it looks outside the function.
+/// Names without a slot (bound while evaluating a parameter's default, say
+/// by a comprehension there) live in `others`.
+#[derive(Clone, Debug, Default)]
+pub struct Env<'a> {
+    names: &'a [Name],
+    values: Vec<Option<Value>>,
+    others: Vec<(Name, Value)>,
+}
+
+impl<'a> Env<'a> {
+    /// The variables of a function with these locals, all unbound.
+    pub fn new(names: &'a [Name]) -> Env<'a> {
+        let mut values = Vec::new();
+        values.resize_with(names.len(), || None);
+        Env {
+            names,
+            values,
+            others: Vec::new(),
+        }
+    }
+
+    /// The value bound to a name with this slot.
+    pub fn get(&self, slot: Slot, name: &str) -> Option<&Value> {
+        match slot.index() {
+            Some(i) => self.values.get(i)?.as_ref(),
+            None => self.others.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+        }
+    }
+
+    pub fn set(&mut self, slot: Slot, name: &Name, value: Value) {
+        match slot.index().and_then(|i| self.values.get_mut(i)) {
+            Some(place) => *place = Some(value),
+            None => match self.others.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => *v = value,
+                None => self.others.push((name.clone(), value)),
+            },
+        }
+    }
+
+    /// Unbinds a name (a comprehension's target after the loop).
+    pub fn remove(&mut self, slot: Slot, name: &str) {
+        match slot.index().and_then(|i| self.values.get_mut(i)) {
+            Some(place) => *place = None,
+            None => self.others.retain(|(n, _)| n != name),
+        }
+    }
+
+    /// The bound names and their values, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Name, &Value)> + '_ {
+        self.names
+            .iter()
+            .zip(&self.values)
+            .filter_map(|(n, v)| Some((n, v.as_ref()?)))
+            .chain(self.others.iter().map(|(n, v)| (n, v)))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Name> + '_ {
+        self.iter().map(|(n, _)| n)
+    }
+
+    /// The value bound to a name, found by its text (the REPL's `:info`).
+    pub fn lookup_name(&self, name: &str) -> Option<&Value> {
+        self.iter()
+            .find(|(n, _)| n.as_str() == name)
+            .map(|(_, v)| v)
+    }
+}
 
 /// An op's bound arguments, one per parameter (few: kept in place).
 pub type ArgValues = smallvec::SmallVec<[Value; 6]>;
@@ -333,10 +402,10 @@ impl<'a> Interp<'a> {
     ) -> R<()> {
         let rhs = self.eval(env, value)?;
         match &target.kind {
-            ExprKind::Name(name) => {
-                let cur = self.lookup(env, name, target.span)?;
+            ExprKind::Name(name, slot) => {
+                let cur = self.lookup(env, *slot, name, target.span)?;
                 let new = self.inplace_binop(cur, op, rhs, span)?;
-                env.insert(name.clone(), new);
+                env.set(*slot, name, new);
                 Ok(())
             }
             ExprKind::Subscript { value: obj, index } => {
@@ -392,8 +461,8 @@ impl<'a> Interp<'a> {
 
     pub fn assign(&mut self, env: &mut Env, target: &Expr, value: Value, span: Span) -> R<()> {
         match &target.kind {
-            ExprKind::Name(name) => {
-                env.insert(name.clone(), value);
+            ExprKind::Name(name, slot) => {
+                env.set(*slot, name, value);
                 Ok(())
             }
             ExprKind::Tuple(targets) | ExprKind::List(targets) => {
@@ -492,8 +561,8 @@ impl<'a> Interp<'a> {
 
     // ------------------------------------------------------------ expressions
 
-    pub fn lookup(&mut self, env: &Env, name: &str, span: Span) -> R<Value> {
-        if let Some(v) = env.get(name) {
+    pub fn lookup(&mut self, env: &Env, slot: Slot, name: &str, span: Span) -> R<Value> {
+        if let Some(v) = env.get(slot, name) {
             return Ok(v.clone());
         }
         if self.functions.contains_key(name) {
@@ -526,7 +595,7 @@ impl<'a> Interp<'a> {
     pub fn eval(&mut self, env: &mut Env, e: &Expr) -> R<Value> {
         self.step(e.span)?;
         Ok(match &e.kind {
-            ExprKind::Name(n) => self.lookup(env, n, e.span)?,
+            ExprKind::Name(n, slot) => self.lookup(env, *slot, n, e.span)?,
             ExprKind::Int(i) => Value::int(*i),
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Str(s) => Value::Str(Rc::from(s.as_str())),
@@ -687,18 +756,15 @@ impl<'a> Interp<'a> {
                 // comprehension in a big function).
                 let mut names = Vec::new();
                 target_names(target, &mut names);
-                let outer: Vec<(Name, Option<Value>)> = names
+                let outer: Vec<(&Name, Slot, Option<Value>)> = names
                     .into_iter()
-                    .map(|n| {
-                        let v = env.get(&n).cloned();
-                        (n, v)
-                    })
+                    .map(|(n, slot)| (n, slot, env.get(slot, n).cloned()))
                     .collect();
                 let out = self.comprehension(env, elt, target, cond.as_ref(), items);
-                for (name, value) in outer {
+                for (name, slot, value) in outer {
                     match value {
-                        Some(v) => env.insert(name, v),
-                        None => env.remove(&name),
+                        Some(v) => env.set(slot, name, v),
+                        None => env.remove(slot, name),
                     };
                 }
                 Value::list(out?)
@@ -1426,10 +1492,10 @@ impl<'a> Interp<'a> {
             }
             return Err(d);
         }
-        let mut env = Env::default();
+        let mut env = Env::new(&def.locals);
         let mut pos = pos.into_iter();
         let mut kw = kw;
-        for p in &def.params {
+        for (slot, p) in def.params.iter().enumerate() {
             let v = if let Some(v) = pos.next() {
                 if kw.iter().any(|(k, _)| *k == p.name.name) {
                     return Err(err(
@@ -1455,7 +1521,7 @@ impl<'a> Interp<'a> {
                 )
                 .with_secondary(def.name.span, "defined here"));
             };
-            env.insert(p.name.name.clone(), v);
+            env.set(Slot(slot as u32), &p.name.name, v);
         }
         if pos.next().is_some() {
             return Err(err(
@@ -1734,9 +1800,9 @@ pub fn signature(op: &OpDef) -> String {
 }
 
 /// The names an assignment target binds (`a`, `(a, *rest)`, `[a, b]`).
-fn target_names(target: &Expr, out: &mut Vec<Name>) {
+fn target_names<'e>(target: &'e Expr, out: &mut Vec<(&'e Name, Slot)>) {
     match &target.kind {
-        ExprKind::Name(n) => out.push(n.clone()),
+        ExprKind::Name(n, slot) => out.push((n, *slot)),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter().for_each(|i| target_names(i, out))
         }

@@ -22,7 +22,7 @@ pub mod value;
 
 use crate::report::Diagnostic;
 use crate::sym::SymInt;
-use crate::syntax::ast::{self, ExprKind, FunctionDef};
+use crate::syntax::ast::{self, ExprKind, FunctionDef, Slot};
 use crate::syntax::Span;
 use crate::Options;
 use domain::{DType, MemoryFormat};
@@ -71,7 +71,7 @@ pub fn is_entry(def: &FunctionDef) -> bool {
 
 /// Is `e` a `Tensor(...)` annotation (an input's)?
 pub fn is_tensor_annotation(e: &ast::Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call(call) if matches!(&call.func.kind, ExprKind::Name(n) if n == "Tensor"))
+    matches!(&e.kind, ExprKind::Call(call) if matches!(&call.func.kind, ExprKind::Name(n, _) if n == "Tensor"))
 }
 
 pub fn function_table(module: &ast::Module) -> Functions<'_> {
@@ -106,23 +106,20 @@ pub struct Run<'a> {
     pub params: Vec<Param>,
     pub outputs: Result<Vec<FlatOutput>, Diagnostic>,
     /// The function's local names when the run ended (for the REPL's `:info`).
-    pub env: Env,
+    pub env: Env<'a>,
     /// The value the body returned (before flattening).
     pub returned: Option<Value>,
 }
 
-/// A body binding this many names makes thousands of tensors: its run's
+/// A body using this many names makes thousands of tensors: its run's
 /// arenas start with whole chunks.
 const BIG_RUN_NAMES: usize = 1024;
 
 pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
-    // Sized for the names the body can bind, so that a big function's
-    // environment is not rehashed as it grows.
-    let names = def.params.len() + count_bound_names(&def.body);
-    let mut env = Env::with_capacity_and_hasher(names, Default::default());
-    if names >= BIG_RUN_NAMES {
+    let mut env = Env::new(&def.locals);
+    if def.locals.len() >= BIG_RUN_NAMES {
         it.m.reserve_big();
     }
     let result = (|| -> R<Value> {
@@ -144,7 +141,7 @@ pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode
                         requires_grad: spec.requires_grad,
                         span: p.span,
                     });
-                    env.insert(p.name.name.clone(), Value::Tensor(id));
+                    env.set(Slot(i as u32), &p.name.name, Value::Tensor(id));
                 }
                 None => {
                     let Some(d) = &p.default else {
@@ -169,7 +166,7 @@ pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode
                         kind,
                         span: p.span,
                     });
-                    env.insert(p.name.name.clone(), v);
+                    env.set(Slot(i as u32), &p.name.name, v);
                 }
             }
         }
@@ -365,41 +362,6 @@ const PARALLEL_MIN_STATEMENTS: usize = 2_000;
 /// (1M statements: 1.0 GB and 7 s one after the other, 1.6 GB and 5.7 s
 /// side by side).
 const PARALLEL_MAX_STATEMENTS: usize = 250_000;
-
-/// An upper bound of the distinct names the statements bind: the names of
-/// their assignment and loop targets, counted once per occurrence.
-fn count_bound_names(stmts: &[ast::Stmt]) -> usize {
-    fn target(e: &ast::Expr) -> usize {
-        match &e.kind {
-            ExprKind::Name(_) => 1,
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().map(target).sum(),
-            ExprKind::Starred(inner) => target(inner),
-            _ => 0,
-        }
-    }
-    stmts
-        .iter()
-        .map(|s| match &s.kind {
-            ast::StmtKind::Assign { targets, .. } => targets.iter().map(target).sum(),
-            ast::StmtKind::AnnAssign { target: t, .. } => target(t),
-            ast::StmtKind::If { body, orelse, .. } => {
-                count_bound_names(body) + count_bound_names(orelse)
-            }
-            ast::StmtKind::For {
-                target: t, body, ..
-            } => target(t) + count_bound_names(body),
-            ast::StmtKind::With { items, body } => {
-                items
-                    .iter()
-                    .filter_map(|i| i.target.as_ref())
-                    .map(target)
-                    .sum::<usize>()
-                    + count_bound_names(body)
-            }
-            _ => 0,
-        })
-        .sum()
-}
 
 fn count_statements(stmts: &[ast::Stmt]) -> usize {
     stmts

@@ -298,7 +298,7 @@ impl Session {
                         annotation,
                         value: None,
                     } => {
-                        let ExprKind::Name(name) = &target.kind else {
+                        let ExprKind::Name(name, _) = &target.kind else {
                             let d = Diagnostic::error(
                                 "syntax",
                                 "only a name can be declared as an input",
@@ -678,7 +678,7 @@ impl Session {
                     }
                     Ok(text)
                 }
-                Some(name) => match env.get(name) {
+                Some(name) => match env.lookup_name(name) {
                     Some(Value::Tensor(id)) => Ok(scope.tensor_info(m, *id, name)),
                     Some(value) => Ok(format!("{}\n", name_line(&scope, m, name, value))),
                     None => {
@@ -955,7 +955,7 @@ fn summarise(
     let scope = Scope::new(program, &run.params, &run.env);
     let m = &run.interp.m;
     let mut names = BTreeMap::new();
-    for (name, value) in &run.env {
+    for (name, value) in run.env.iter() {
         let mut tensors = Vec::new();
         tensors_of(value, &mut tensors);
         names.insert(

@@ -205,7 +205,7 @@ fn collect_bindings(body: &[ast::Stmt], out: &mut Vec<(Span, ast::Name)>) {
         match &stmt.kind {
             StmtKind::Assign { targets, value } => {
                 if let [target] = targets.as_slice() {
-                    if let ExprKind::Name(name) = &target.kind {
+                    if let ExprKind::Name(name, _) = &target.kind {
                         out.push((value.span, name.clone()));
                     }
                 }
@@ -215,7 +215,7 @@ fn collect_bindings(body: &[ast::Stmt], out: &mut Vec<(Span, ast::Name)>) {
                 value: Some(value),
                 ..
             } => {
-                if let ExprKind::Name(name) = &target.kind {
+                if let ExprKind::Name(name, _) = &target.kind {
                     out.push((value.span, name.clone()));
                 }
             }

@@ -21,6 +21,12 @@ impl Name {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Where the text lives: equal for clones of one `Name` (the parser
+    /// gives a file's occurrences of an identifier one allocation).
+    pub fn as_ptr(&self) -> *const u8 {
+        self.0.as_ptr()
+    }
 }
 
 impl std::ops::Deref for Name {
@@ -105,6 +111,10 @@ pub struct FunctionDef {
     /// `-> T` (ignored by the analysis).
     pub returns: Option<Expr>,
     pub body: Vec<Stmt>,
+    /// The names the body uses, parameters first, in slot order
+    /// (`syntax::resolve`): a run keeps the function's variables in a
+    /// vector indexed by these slots instead of a map keyed by name.
+    pub locals: Vec<Name>,
     /// From `def` to the end of the header's `:`.
     pub header_span: Span,
     pub span: Span,
@@ -180,9 +190,25 @@ pub struct Expr {
     pub span: Span,
 }
 
+/// Where a function keeps a name's value: its index among the function's
+/// locals (`FunctionDef::locals`, numbered by `syntax::resolve` after the
+/// parse), or `Slot::NONE` for a name read outside any function body (a
+/// parameter's annotation or default) or not yet numbered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slot(pub u32);
+
+impl Slot {
+    pub const NONE: Slot = Slot(u32::MAX);
+
+    pub fn index(self) -> Option<usize> {
+        (self != Slot::NONE).then_some(self.0 as usize)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
-    Name(Name),
+    /// A name and its slot in the enclosing function.
+    Name(Name, Slot),
     Int(i64),
     Float(f64),
     Str(String),

@@ -255,7 +255,7 @@ impl Dumper<'_> {
         let span = Some(e.span);
         let d = depth + 1;
         match &e.kind {
-            ExprKind::Name(name) => self.line(depth, label, "Name", name, span),
+            ExprKind::Name(name, _) => self.line(depth, label, "Name", name, span),
             ExprKind::Int(value) => self.line(depth, label, "Int", &value.to_string(), span),
             ExprKind::Float(value) => self.line(depth, label, "Float", &format!("{value:?}"), span),
             ExprKind::Str(value) => self.line(depth, label, "Str", &format!("{value:?}"), span),

@@ -4,6 +4,7 @@ pub mod ast;
 pub mod dump;
 pub mod lexer;
 pub mod parser;
+pub mod resolve;
 pub mod source;
 
 pub use source::{SourceFile, Span};

@@ -82,6 +82,7 @@ pub fn parse_module_on(text: &str, threads: usize) -> Result<Module, Vec<Diagnos
         }
     }
     if diagnostics.is_empty() {
+        super::resolve::items(&mut items);
         Ok(Module { items })
     } else {
         items.into_iter().for_each(dismantle_item);
@@ -117,6 +118,11 @@ pub fn parse_interactive(text: &str) -> Result<Vec<Entry>, Vec<Diagnostic>> {
         }
     }
     if diagnostics.is_empty() {
+        for entry in &mut entries {
+            if let Entry::Item(Item::Def(def)) = entry {
+                super::resolve::function(def);
+            }
+        }
         Ok(entries)
     } else {
         for entry in entries {
@@ -1578,6 +1584,7 @@ pub(crate) fn function_def<'a>(
         params,
         returns,
         body,
+        locals: Vec::new(),
         header_span: sp(l, header_end),
         span: sp(l, end),
     }))
@@ -1601,7 +1608,7 @@ fn expression_noun(kind: &ExprKind) -> &'static str {
         ExprKind::Starred(_) => "a starred expression",
         ExprKind::Tuple(_) => "a tuple",
         ExprKind::List(_) => "a list",
-        ExprKind::Name(_) => "a name",
+        ExprKind::Name(..) => "a name",
         ExprKind::Attribute { .. } => "an attribute",
         ExprKind::Subscript { .. } => "a subscript",
     }
@@ -1615,7 +1622,7 @@ const TARGET_HELP: &str =
 pub(crate) fn check_target<'a>(e: &Expr, usage: TargetUse) -> ActionResult<'a, ()> {
     match usage {
         TargetUse::ExpressionStatement => {
-            if let ExprKind::Name(name) = &e.kind {
+            if let ExprKind::Name(name, _) = &e.kind {
                 if let Some(keyword) = PYTHON_ONLY_KEYWORDS.iter().find(|k| **k == name.as_str()) {
                     return user_error(SyntaxError {
                         kind: SyntaxErrorKind::Unsupported(keyword),
@@ -1634,7 +1641,7 @@ pub(crate) fn check_target<'a>(e: &Expr, usage: TargetUse) -> ActionResult<'a, (
             Ok(())
         }
         TargetUse::AugAssign | TargetUse::AnnAssign => match e.kind {
-            ExprKind::Name(_) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => Ok(()),
+            ExprKind::Name(..) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => Ok(()),
             ref other => {
                 let message = if usage == TargetUse::AugAssign {
                     format!(
@@ -1668,7 +1675,7 @@ pub(crate) fn check_target<'a>(e: &Expr, usage: TargetUse) -> ActionResult<'a, (
 
 fn check_assignable<'a>(e: &Expr) -> ActionResult<'a, ()> {
     match &e.kind {
-        ExprKind::Name(_) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => Ok(()),
+        ExprKind::Name(..) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => Ok(()),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             let mut starred = None;
             for item in items {
@@ -1787,7 +1794,7 @@ fn stmt_exprs(stmt: &Stmt) -> Vec<&Expr> {
 fn push_children<'e>(e: &'e Expr, depth: usize, stack: &mut Vec<(&'e Expr, usize)>) {
     let mut push = |child: &'e Expr| stack.push((child, depth + 1));
     match &e.kind {
-        ExprKind::Name(_)
+        ExprKind::Name(..)
         | ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
@@ -1860,7 +1867,7 @@ fn dismantle_expr(e: Expr) {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
         match e.kind {
-            ExprKind::Name(_)
+            ExprKind::Name(..)
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Str(_)
