@@ -7,9 +7,9 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
-/// An identifier's text: shared, so cloning it (the interpreter keys its
-/// environments by it) copies a pointer. The parser gives every occurrence of
-/// the same identifier in a file the same allocation.
+/// An identifier's text: shared, so cloning it copies a pointer. The parser
+/// gives occurrences of an identifier close to each other one allocation
+/// (`parser::name`); equality is by text.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Name(Arc<str>);
 

@@ -1334,28 +1334,40 @@ pub(crate) fn stmt(kind: StmtKind, l: usize, r: usize) -> Box<Stmt> {
     })
 }
 
-/// The shared text of an identifier: every occurrence of a name in one
-/// parse gets the same allocation (`Name` clones are pointer copies).
+/// The text of an identifier, shared with the parse's recent occurrences
+/// of the same name (`NAMES`; `Name` clones are pointer copies).
 pub(crate) fn name(text: &str) -> Name {
+    use std::hash::BuildHasher;
+    let hash = rustc_hash::FxBuildHasher.hash_one(text);
+    let at = (hash >> (64 - RECENT_NAMES_BITS)) as usize;
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
-        if let Some(n) = names.get(text) {
-            return n.clone();
+        if names.is_empty() {
+            names.resize(1 << RECENT_NAMES_BITS, None);
         }
-        let n = Name::new(text);
-        names.insert(n.clone());
-        n
+        match &mut names[at] {
+            Some(n) if n.as_str() == text => n.clone(),
+            place => place.insert(Name::new(text)).clone(),
+        }
     })
 }
 
+/// log2 of the number of places in `NAMES`.
+const RECENT_NAMES_BITS: u32 = 14;
+
 thread_local! {
-    /// The names of the parse in progress (emptied when it ends).
-    static NAMES: std::cell::RefCell<rustc_hash::FxHashSet<Name>> = Default::default();
+    /// The names the parse in progress made lately, one place per hash: an
+    /// identifier seen again while its place still holds it shares its
+    /// allocation (names are mostly used a few lines after they are bound,
+    /// and `torch` or a parameter stays put). A bounded cache, not a set of
+    /// every name: at a million distinct names a set was a growing,
+    /// cache-missing table (issue 8). Emptied when the parse ends.
+    static NAMES: std::cell::RefCell<Vec<Option<Name>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Forgets the names of the parse that ended (the tree keeps its own).
 fn end_names() {
-    NAMES.with(|names| *names.borrow_mut() = Default::default());
+    NAMES.with(|names| *names.borrow_mut() = Vec::new());
 }
 
 pub(crate) fn ident(text: &str, l: usize, r: usize) -> Ident {
