@@ -1353,7 +1353,7 @@ pub(crate) fn name(text: &str) -> Name {
 }
 
 /// log2 of the number of places in `NAMES`.
-const RECENT_NAMES_BITS: u32 = 14;
+const RECENT_NAMES_BITS: u32 = 12;
 
 thread_local! {
     /// The names the parse in progress made lately, one place per hash: an

@@ -19,9 +19,10 @@
 use super::ast::*;
 use std::hash::BuildHasher;
 
-/// Slots of recently seen name allocations, looked up by address before the
-/// table is (a name is mostly used a few lines after it is bound).
-const RECENT: usize = 1 << 12;
+/// At most this many places for the slots of recently seen name
+/// allocations, looked up by address before the table is (a name is mostly
+/// used a few lines after it is bound). A small function gets fewer.
+const MAX_RECENT: usize = 1 << 12;
 
 /// Numbers the names of every function of `items`.
 pub fn items(items: &mut [Item]) {
@@ -34,10 +35,12 @@ pub fn items(items: &mut [Item]) {
 
 /// Numbers the names of one function (again, if it was numbered before).
 pub fn function(def: &mut FunctionDef) {
+    let statements = def.params.len() + def.body.len();
+    let recent = (statements * 4).next_power_of_two().min(MAX_RECENT);
     let mut slots = Slots {
-        table: hashbrown::HashTable::with_capacity(def.params.len() + def.body.len()),
+        table: hashbrown::HashTable::with_capacity(statements),
         names: Vec::new(),
-        recent: vec![(0, 0); RECENT].into_boxed_slice(),
+        recent: vec![(0, 0); recent].into_boxed_slice(),
     };
     for p in &def.params {
         slots.slot(&p.name.name);
@@ -66,7 +69,8 @@ fn hash(name: &str) -> u64 {
 impl Slots {
     fn slot(&mut self, name: &Name) -> Slot {
         let address = name.as_ptr() as usize;
-        let recent = &mut self.recent[(address >> 4) % RECENT];
+        let places = self.recent.len();
+        let recent = &mut self.recent[(address >> 4) & (places - 1)];
         if recent.0 == address {
             return Slot(recent.1);
         }
