@@ -228,6 +228,7 @@ fn parse_lines(
     threads: usize,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Option<Vec<Line>>, bool) {
+    begin_names(text.len());
     let result = parse_lines_with_names(text, threads, diagnostics);
     end_names();
     result
@@ -397,6 +398,7 @@ fn parse_regions(text: &str, regions: Vec<Region>) -> Option<(Vec<Line>, bool)> 
 /// Lexes and parses one region (on its own thread).
 fn parse_region(text: &str, region: Region) -> RegionParse {
     let mut layout = Layout::region(text, region);
+    begin_names(text.len());
     let result = tp::LinesParser::new().parse(&mut layout);
     end_names();
     let lines = result.ok()?;
@@ -1345,6 +1347,7 @@ pub(crate) fn name(text: &str) -> Name {
         if names.is_empty() {
             names.resize(1 << RECENT_NAMES_BITS, None);
         }
+        let at = at & (names.len() - 1);
         match &mut names[at] {
             Some(n) if n.as_str() == text => n.clone(),
             place => place.insert(Name::new(text)).clone(),
@@ -1352,7 +1355,7 @@ pub(crate) fn name(text: &str) -> Name {
     })
 }
 
-/// log2 of the number of places in `NAMES`.
+/// log2 of the most places in `NAMES`.
 const RECENT_NAMES_BITS: u32 = 12;
 
 thread_local! {
@@ -1363,6 +1366,16 @@ thread_local! {
     /// every name: at a million distinct names a set was a growing,
     /// cache-missing table (issue 8). Emptied when the parse ends.
     static NAMES: std::cell::RefCell<Vec<Option<Name>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes `NAMES` ready for a parse of `bytes` of text: a place per 16
+/// bytes, from 256 to `1 << RECENT_NAMES_BITS` (a small file does not pay
+/// for zeroing a big cache).
+fn begin_names(bytes: usize) {
+    let places = (bytes / 16)
+        .next_power_of_two()
+        .clamp(256, 1 << RECENT_NAMES_BITS);
+    NAMES.with(|names| *names.borrow_mut() = vec![None; places]);
 }
 
 /// Forgets the names of the parse that ended (the tree keeps its own).
