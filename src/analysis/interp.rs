@@ -10,7 +10,7 @@ use super::Functions;
 use crate::ops::shape::{self, OpError};
 use crate::ops::{did_you_mean, OpDef, OpTable};
 use crate::report::Diagnostic;
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::ast::*;
 use crate::syntax::Span;
 use std::rc::Rc;
@@ -1749,11 +1749,11 @@ impl<'a> Interp<'a> {
 /// A parsed `Tensor(...)` annotation.
 #[derive(Clone, Debug)]
 pub struct InputSpec {
-    pub sizes: Vec<SymInt>,
+    pub sizes: Dims,
     pub dtype: DType,
     pub requires_grad: bool,
     pub leaf: bool,
-    pub stride: Option<Vec<SymInt>>,
+    pub stride: Option<Dims>,
     pub memory_format: MemoryFormat,
 }
 

@@ -11,7 +11,7 @@ use crate::ops::saved::{
     backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, OpSaves, Saved,
 };
 use crate::ops::shape::{self, OpError, OpResult, Sizes};
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::Span;
 
 /// Which run this is: PyTorch's metadata analysis (FunctionalTensorMode over
@@ -68,8 +68,8 @@ struct MutatedTensor {
 /// Metadata of a tensor to be made.
 #[derive(Clone, Debug)]
 pub struct Meta {
-    pub sizes: Vec<SymInt>,
-    pub strides: Vec<SymInt>,
+    pub sizes: Dims,
+    pub strides: Dims,
     pub offset: SymInt,
     pub dtype: DType,
 }
@@ -893,8 +893,8 @@ impl Machine {
     pub fn mutate_metadata(
         &mut self,
         target: TensorId,
-        sizes: Vec<SymInt>,
-        strides: Vec<SymInt>,
+        sizes: Dims,
+        strides: Dims,
         offset: SymInt,
     ) {
         let version = self.tensors[target].version;
@@ -917,7 +917,7 @@ impl Machine {
     }
 
     /// A contiguous layout of `sizes`.
-    pub fn contiguous_meta(&mut self, sizes: Vec<SymInt>, dtype: DType) -> OpResult<Meta> {
+    pub fn contiguous_meta(&mut self, sizes: Dims, dtype: DType) -> OpResult<Meta> {
         let strides = shape::contiguous_strides(&sizes, &mut self.sizes)?;
         Ok(Meta {
             sizes,

@@ -6,7 +6,8 @@
 //! would install when a fact about symbolic sizes is decided by their hints.
 
 use crate::analysis::domain::MemoryFormat;
-use crate::sym::{Rel, ShapeEnv, SymError, SymInt, Truth};
+use crate::sym::{Dims, Rel, ShapeEnv, SymError, SymInt, Truth};
+use smallvec::smallvec;
 
 /// An error of an op's rule: an OUTPUT.md code and PyTorch's wording.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,8 +205,8 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 /// c10's `inferUnsqueezeGeometry`: inserts a size-1 dim at `dim`, whose
 /// stride is the extent of the dim it goes before (1 at the end).
 pub fn unsqueeze_geometry(
-    sizes: &mut Vec<SymInt>,
-    strides: &mut Vec<SymInt>,
+    sizes: &mut Dims,
+    strides: &mut Dims,
     dim: usize,
     s: &mut Sizes,
 ) -> OpResult<()> {
@@ -220,8 +221,8 @@ pub fn unsqueeze_geometry(
 }
 
 /// Contiguous strides (size-0 dims count as 1, as c10 does).
-pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
-    let mut strides = vec![SymInt::int(1); sizes.len()];
+pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
+    let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for d in (0..sizes.len()).rev() {
         strides[d] = acc.clone();
@@ -232,11 +233,7 @@ pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymIn
 }
 
 /// Strides of a dense layout in the given memory format.
-pub fn format_strides(
-    sizes: &[SymInt],
-    format: MemoryFormat,
-    s: &mut Sizes,
-) -> OpResult<Vec<SymInt>> {
+pub fn format_strides(sizes: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> OpResult<Dims> {
     let order: &[usize] = match (format, sizes.len()) {
         (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
         (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
@@ -254,7 +251,7 @@ pub fn format_strides(
         }
         _ => return contiguous_strides(sizes, s),
     };
-    let mut strides = vec![SymInt::int(1); sizes.len()];
+    let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for &d in order {
         strides[d] = acc.clone();
@@ -265,8 +262,8 @@ pub fn format_strides(
 }
 
 /// Strides laid out densely following `perm` (perm[0] is the innermost dim).
-pub fn strides_from_perm(sizes: &[SymInt], perm: &[usize], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
-    let mut strides = vec![SymInt::int(1); sizes.len()];
+pub fn strides_from_perm(sizes: &[SymInt], perm: &[usize], s: &mut Sizes) -> OpResult<Dims> {
+    let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for &d in perm {
         strides[d] = acc.clone();
@@ -338,7 +335,7 @@ pub fn is_non_overlapping_and_dense(sizes: &[SymInt], strides: &[SymInt], s: &mu
     if n == 1 {
         return s.lt_int(&sizes[0], 2) || s.eq_int(&strides[0], 1);
     }
-    let mut perm: Vec<usize> = (0..n).collect();
+    let mut perm: smallvec::SmallVec<[usize; 6]> = (0..n).collect();
     // Insertion sort with PyTorch's comparator (size < 2 dims go last).
     for i in 1..n {
         let mut j = i;
@@ -420,15 +417,15 @@ pub fn compute_stride(
     old_strides: &[SymInt],
     new_sizes: &[SymInt],
     s: &mut Sizes,
-) -> OpResult<Option<Vec<SymInt>>> {
+) -> OpResult<Option<Dims>> {
     if old_sizes.is_empty() {
-        return Ok(Some(vec![SymInt::int(1); new_sizes.len()]));
+        return Ok(Some(smallvec![SymInt::int(1); new_sizes.len()]));
     }
     let numel = s.prod(old_sizes)?;
     if s.eq_int(&numel, 0) && old_sizes == new_sizes {
-        return Ok(Some(old_strides.to_vec()));
+        return Ok(Some(old_strides.into()));
     }
-    let mut new_strides = vec![SymInt::int(0); new_sizes.len()];
+    let mut new_strides = smallvec![SymInt::int(0); new_sizes.len()];
     if s.eq_int(&numel, 0) {
         for d in (0..new_sizes.len()).rev() {
             if d + 1 == new_sizes.len() {
@@ -479,7 +476,7 @@ pub fn compute_stride(
 }
 
 /// `infer_size`: resolves one `-1` against `numel` and checks the product.
-pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<Dims> {
     let mut infer: Option<usize> = None;
     let mut known = SymInt::int(1);
     for (i, d) in shape.iter().enumerate() {
@@ -510,7 +507,7 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<V
             ),
         )
     };
-    let mut out = shape.to_vec();
+    let mut out = Dims::from(shape);
     match infer {
         Some(i) => {
             if s.eq_int(&known, 0) {
@@ -537,9 +534,9 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<V
 
 /// Broadcasts two shapes (`infer_size` of ATen); the error names PyTorch's
 /// tensors a and b.
-pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
     let n = a.len().max(b.len());
-    let mut out = Vec::with_capacity(n);
+    let mut out = Dims::with_capacity(n);
     for i in 0..n {
         let da = (i + a.len()).checked_sub(n).map(|j| &a[j]);
         let db = (i + b.len()).checked_sub(n).map(|j| &b[j]);
@@ -584,7 +581,7 @@ pub fn iterator_output_strides(
     shape: &[SymInt],
     inputs: &[IterOperand],
     s: &mut Sizes,
-) -> OpResult<Vec<SymInt>> {
+) -> OpResult<Dims> {
     let ndim = shape.len();
     if ndim <= 1 {
         return contiguous_strides(shape, s);
@@ -626,7 +623,7 @@ pub fn iterator_output_strides(
         return format_strides(shape, MemoryFormat::ChannelsLast, s);
     }
     // perm[0] is the innermost dim (the refs sort back-to-front).
-    let mut perm: Vec<usize> = (0..ndim).rev().collect();
+    let mut perm: smallvec::SmallVec<[usize; 6]> = (0..ndim).rev().collect();
     let should_swap = |d0: usize, d1: usize, s: &mut Sizes| -> i32 {
         for st in &strides {
             let (s0, s1) = (&st[d0], &st[d1]);
@@ -667,7 +664,7 @@ pub fn like_strides(
     strides: &[SymInt],
     format: MemoryFormat,
     s: &mut Sizes,
-) -> OpResult<Vec<SymInt>> {
+) -> OpResult<Dims> {
     match format {
         MemoryFormat::Preserve => {
             if is_non_overlapping_and_dense(sizes, strides, s) {
