@@ -2831,7 +2831,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             it.m.provenance.set_storage(me, src, s.storage, span);
             // An in-place op on a view rebases its base's history (as for
             // any in-place op): read the base's node first.
-            let view = it.m.t(me).view.clone();
+            let view = it.m.t(me).view;
             let base_fn = match &view {
                 Some(v) if it.m.records_grad(&[me, src], it.m.t(me).dtype) => {
                     it.m.grad_fn(v.base)?

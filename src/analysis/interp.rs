@@ -1724,7 +1724,7 @@ impl<'a> Interp<'a> {
         let id = self.m.fresh(meta, span, "input");
         let st = self.m.tensors[id].storage;
         self.m.storages[st].input = Some(index);
-        self.m.tensors[id].input_index = Some(index);
+        self.m.tensors[id].input_index = Some(index as u32);
         if spec.requires_grad {
             self.m.tensors[id].analysis_input_grad = true;
             if !spec.dtype.can_require_grad() {

@@ -403,7 +403,7 @@ impl Provenance {
             steps.push(AliasStep {
                 span: tensor.origin,
                 op: tensor.origin_op,
-                input: tensor.input_index,
+                input: tensor.input(),
             });
             cur = self.parent(id).filter(|&p| p < id);
         }
