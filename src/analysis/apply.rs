@@ -456,8 +456,16 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
             )
         })?;
         if let Operand::Tensor(t) = o {
-            let ts = it.m.t(t).sizes.clone();
-            sizes = shape::broadcast_shapes(&sizes, &ts, &mut it.m.sizes)?;
+            let m = &mut it.m;
+            let ts = &m.tensors[t].sizes;
+            // Broadcasting to the shape so far. The first operand's shape
+            // is the shape; an equal concrete one leaves it (a symbolic
+            // one goes through the rule, which may record guards).
+            if tensors.is_empty() {
+                sizes = ts.clone();
+            } else if !(sizes == *ts && ts.iter().all(|d| d.as_int().is_some())) {
+                sizes = shape::broadcast_shapes(&sizes, ts, &mut m.sizes)?;
+            }
             tensors.push(t);
         }
         ops.push(o);
@@ -505,10 +513,10 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
     shape::iterator_output_strides(sizes, &operands, &mut m.sizes)
 }
 
-fn pointwise_meta(it: &mut Interp, p: &Pointwise) -> OpResult<Meta> {
+fn pointwise_meta(it: &mut Interp, p: Pointwise) -> OpResult<Meta> {
     let strides = iter_strides(it, &p.sizes, &p.tensors)?;
     Ok(Meta {
-        sizes: p.sizes.clone(),
+        sizes: p.sizes,
         strides,
         offset: SymInt::int(0),
         dtype: p.dtype,
@@ -3416,7 +3424,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 format!("{}() needs at least one tensor argument", op.name),
             ));
         }
-        let meta = pointwise_meta(it, &p)?;
+        let meta = pointwise_meta(it, p)?;
         return Ok((vec![meta], None));
     }
     let me = match a.get("self") {

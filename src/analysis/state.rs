@@ -597,7 +597,26 @@ impl Machine {
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
     /// on `target` whose other tensor inputs are `others`.
     pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
-        let t = self.tensors[target].clone();
+        // What the checks read of the tensor (not a clone of its shape).
+        struct Target {
+            is_inference: bool,
+            view: Option<ViewInfo>,
+            grad_fn: Option<NodeId>,
+            output_index: u32,
+            origin: Span,
+            origin_op: &'static str,
+        }
+        let t = {
+            let t = &self.tensors[target];
+            Target {
+                is_inference: t.is_inference,
+                view: t.view,
+                grad_fn: t.grad_fn,
+                output_index: t.output_index,
+                origin: t.origin,
+                origin_op: t.origin_op,
+            }
+        };
         if t.is_inference && !self.inference_mode {
             return Err(OpError::new(
                 "inference-tensor",
@@ -693,9 +712,10 @@ impl Machine {
     /// memory location (`assert_no_internal_overlap`: certain only for a
     /// stride-0 dim of size > 1).
     pub fn check_no_internal_overlap(&mut self, target: TensorId) -> OpResult<()> {
-        let t = self.tensors[target].clone();
+        let t = &self.tensors[target];
+        let sizes = &mut self.sizes;
         for (size, stride) in t.sizes.iter().zip(&t.strides) {
-            if self.sizes.eq_int(stride, 0) && self.sizes.lt(&SymInt::int(1), size) {
+            if sizes.eq_int(stride, 0) && sizes.lt(&SymInt::int(1), size) {
                 return Err(OpError::new(
                     "inplace-overlapping",
                     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
@@ -818,10 +838,10 @@ impl Machine {
         if target == other {
             return Ok(());
         }
-        let (a, b) = (self.tensors[target].clone(), self.tensors[other].clone());
-        if a.storage != b.storage {
+        if self.tensors[target].storage != self.tensors[other].storage {
             return Ok(());
         }
+        let (a, b) = (self.tensors[target].clone(), self.tensors[other].clone());
         if !shape::is_non_overlapping_and_dense(&a.sizes, &a.strides, &mut self.sizes)
             || !shape::is_non_overlapping_and_dense(&b.sizes, &b.strides, &mut self.sizes)
         {
