@@ -5,7 +5,7 @@
 use super::domain::*;
 use super::interp::{op_error, ArgValues, Interp, R};
 use super::state::{Meta, Mode};
-use super::value::Value;
+use super::value::{Value, Values};
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
 use crate::ops::{OpClass, OpDef, OpTable};
 use crate::report::Diagnostic;
@@ -562,7 +562,7 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
     if op == BinOp::MatMul && !(matches!(l, Value::Tensor(_)) && matches!(r, Value::Tensor(_))) {
         return Err(err("type", "@ needs two tensors", span));
     }
-    it.call_op(name, vec![l, r], Vec::new(), span)
+    it.call_op(name, smallvec::smallvec![l, r], Vec::new(), span)
 }
 
 pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span) -> R<Value> {
@@ -597,7 +597,7 @@ pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span
     if matches!(r, Value::None) {
         return Ok(Value::Bool(name == "ne"));
     }
-    it.call_op(name, vec![l, r], Vec::new(), span)
+    it.call_op(name, smallvec::smallvec![l, r], Vec::new(), span)
 }
 
 // ---------------------------------------------------------------- attributes and queries
@@ -638,7 +638,7 @@ pub fn tensor_attr(
             let dims: Vec<Value> = (0..n).rev().map(Value::int).collect();
             return it.call_op(
                 "permute",
-                vec![Value::Tensor(t), Value::tuple(dims)],
+                smallvec::smallvec![Value::Tensor(t), Value::tuple(dims)],
                 Vec::new(),
                 span,
             );
@@ -649,7 +649,7 @@ pub fn tensor_attr(
             }
             return it.call_op(
                 "transpose",
-                vec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+                smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
                 Vec::new(),
                 span,
             );
@@ -667,13 +667,27 @@ pub fn tensor_attr(
             }
             return it.call_op(
                 "transpose",
-                vec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+                smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
                 Vec::new(),
                 span,
             );
         }
-        "real" => return it.call_op("real", vec![Value::Tensor(t)], Vec::new(), span),
-        "imag" => return it.call_op("imag", vec![Value::Tensor(t)], Vec::new(), span),
+        "real" => {
+            return it.call_op(
+                "real",
+                smallvec::smallvec![Value::Tensor(t)],
+                Vec::new(),
+                span,
+            )
+        }
+        "imag" => {
+            return it.call_op(
+                "imag",
+                smallvec::smallvec![Value::Tensor(t)],
+                Vec::new(),
+                span,
+            )
+        }
         "data" => {
             return Err(err("unsupported", "`.data` is not supported", attr_span)
                 .with_help("use `.detach()`"));
@@ -740,7 +754,7 @@ pub fn tensor_method(
     it: &mut Interp,
     t: TensorId,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
     func_span: Span,
@@ -775,7 +789,7 @@ pub fn call_tensor_method(
     it: &mut Interp,
     t: TensorId,
     op: &'static OpDef,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
@@ -787,7 +801,7 @@ fn query(
     it: &mut Interp,
     t: TensorId,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
@@ -1544,7 +1558,7 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
             Value::Ellipsis => Index::Ellipsis,
             Value::Tensor(t) => Index::Tensor(t),
             Value::List(_) => {
-                let t = it.call_op("tensor", vec![v.clone()], Vec::new(), span)?;
+                let t = it.call_op("tensor", smallvec::smallvec![v.clone()], Vec::new(), span)?;
                 match t {
                     Value::Tensor(t) => Index::Tensor(t),
                     _ => return Err(err("type", "bad list index", span)),
@@ -1905,7 +1919,7 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
     };
     it.call_op(
         op,
-        vec![Value::Tensor(dst), Value::Tensor(value)],
+        smallvec::smallvec![Value::Tensor(dst), Value::Tensor(value)],
         Vec::new(),
         span,
     )?;
@@ -1922,7 +1936,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 let dtype = it.m.t(t).dtype;
                 it.call_op(
                     "tensor",
-                    vec![other],
+                    smallvec::smallvec![other],
                     vec![("dtype".into(), Value::Dtype(dtype))],
                     span,
                 )?
@@ -1931,7 +1945,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
         let indices = Value::tuple(advanced.iter().map(|(_, ix)| Value::Tensor(*ix)).collect());
         it.call_op(
             "index_put_",
-            vec![Value::Tensor(dst), indices, vals],
+            smallvec::smallvec![Value::Tensor(dst), indices, vals],
             Vec::new(),
             span,
         )?;
@@ -1971,7 +1985,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 } else {
                     it.call_op(
                         "view",
-                        vec![Value::Tensor(v), Value::tuple(trimmed)],
+                        smallvec::smallvec![Value::Tensor(v), Value::tuple(trimmed)],
                         Vec::new(),
                         span,
                     )?
@@ -1979,7 +1993,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
                 match it.call_op(
                     "expand",
-                    vec![viewed, Value::tuple(sizes)],
+                    smallvec::smallvec![viewed, Value::tuple(sizes)],
                     Vec::new(),
                     span,
                 )? {
@@ -3508,7 +3522,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
                 Value::Tensor(o) => {
                     let name = if op.name == "max" { "maximum" } else { "minimum" };
-                    let r = it.call_op(name, vec![Value::Tensor(me.unwrap_or(0)), Value::Tensor(*o)], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
+                    let r = it.call_op(name, smallvec::smallvec![Value::Tensor(me.unwrap_or(0)), Value::Tensor(*o)], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
                     Ok((vec![], Some(r)))
                 }
                 _ => {
@@ -4232,7 +4246,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             let v = it
                 .call_op(
                     "permute",
-                    vec![Value::Tensor(ops[0]), Value::tuple(perm)],
+                    smallvec::smallvec![Value::Tensor(ops[0]), Value::tuple(perm)],
                     Vec::new(),
                     span,
                 )
