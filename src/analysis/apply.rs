@@ -5,13 +5,14 @@
 use super::domain::*;
 use super::interp::{op_error, ArgValues, Interp, R};
 use super::state::{Meta, Mode};
-use super::value::Value;
+use super::value::{Value, Values};
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
 use crate::ops::{OpClass, OpDef, OpTable};
 use crate::report::Diagnostic;
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::ast::{BinOp, CmpOp, Name};
 use crate::syntax::Span;
+use smallvec::smallvec;
 use std::rc::Rc;
 
 fn err(code: &'static str, msg: impl Into<String>, span: Span) -> Diagnostic {
@@ -121,7 +122,7 @@ impl Args<'_> {
     }
 
     /// An int list (a tuple/list of ints, or one int).
-    pub fn syms(&self, name: &str) -> OpResult<Vec<SymInt>> {
+    pub fn syms(&self, name: &str) -> OpResult<Dims> {
         to_syms(self.get(name)).ok_or_else(|| {
             oe(
                 "arguments",
@@ -250,9 +251,9 @@ fn saved_variant(a: &Args) -> std::borrow::Cow<'static, str> {
     }
 }
 
-pub fn to_syms(v: &Value) -> Option<Vec<SymInt>> {
+pub fn to_syms(v: &Value) -> Option<Dims> {
     match v {
-        Value::Int(i) => Some(vec![i.clone()]),
+        Value::Int(i) => Some(smallvec![i.clone()]),
         Value::Tuple(_) | Value::List(_) => v
             .sequence()?
             .iter()
@@ -434,7 +435,7 @@ pub fn result_type(it: &Interp, ops: &[Operand]) -> DType {
 // ---------------------------------------------------------------- pointwise
 
 struct Pointwise {
-    sizes: Vec<SymInt>,
+    sizes: Dims,
     dtype: DType,
     tensors: smallvec::SmallVec<[TensorId; 4]>,
 }
@@ -443,7 +444,7 @@ struct Pointwise {
 fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<Pointwise> {
     let mut ops = smallvec::SmallVec::<[Operand; 4]>::new();
     let mut tensors = smallvec::SmallVec::<[TensorId; 4]>::new();
-    let mut sizes: Vec<SymInt> = Vec::new();
+    let mut sizes: Dims = Dims::new();
     for v in values {
         if let Value::None = v {
             continue;
@@ -455,8 +456,16 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
             )
         })?;
         if let Operand::Tensor(t) = o {
-            let ts = it.m.t(t).sizes.clone();
-            sizes = shape::broadcast_shapes(&sizes, &ts, &mut it.m.sizes)?;
+            let m = &mut it.m;
+            let ts = &m.tensors[t].sizes;
+            // Broadcasting to the shape so far. The first operand's shape
+            // is the shape; an equal concrete one leaves it (a symbolic
+            // one goes through the rule, which may record guards).
+            if tensors.is_empty() {
+                sizes = ts.clone();
+            } else if !(sizes == *ts && ts.iter().all(|d| d.as_int().is_some())) {
+                sizes = shape::broadcast_shapes(&sizes, ts, &mut m.sizes)?;
+            }
             tensors.push(t);
         }
         ops.push(o);
@@ -489,7 +498,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
     })
 }
 
-fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Vec<SymInt>> {
+fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Dims> {
     let m = &mut it.m;
     let operands: Vec<IterOperand> = tensors
         .iter()
@@ -504,10 +513,10 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
     shape::iterator_output_strides(sizes, &operands, &mut m.sizes)
 }
 
-fn pointwise_meta(it: &mut Interp, p: &Pointwise) -> OpResult<Meta> {
+fn pointwise_meta(it: &mut Interp, p: Pointwise) -> OpResult<Meta> {
     let strides = iter_strides(it, &p.sizes, &p.tensors)?;
     Ok(Meta {
-        sizes: p.sizes.clone(),
+        sizes: p.sizes,
         strides,
         offset: SymInt::int(0),
         dtype: p.dtype,
@@ -553,7 +562,7 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
     if op == BinOp::MatMul && !(matches!(l, Value::Tensor(_)) && matches!(r, Value::Tensor(_))) {
         return Err(err("type", "@ needs two tensors", span));
     }
-    it.call_op(name, vec![l, r], Vec::new(), span)
+    it.call_op(name, smallvec::smallvec![l, r], Vec::new(), span)
 }
 
 pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span) -> R<Value> {
@@ -588,7 +597,7 @@ pub fn tensor_compare(it: &mut Interp, op: CmpOp, l: Value, r: Value, span: Span
     if matches!(r, Value::None) {
         return Ok(Value::Bool(name == "ne"));
     }
-    it.call_op(name, vec![l, r], Vec::new(), span)
+    it.call_op(name, smallvec::smallvec![l, r], Vec::new(), span)
 }
 
 // ---------------------------------------------------------------- attributes and queries
@@ -629,7 +638,7 @@ pub fn tensor_attr(
             let dims: Vec<Value> = (0..n).rev().map(Value::int).collect();
             return it.call_op(
                 "permute",
-                vec![Value::Tensor(t), Value::tuple(dims)],
+                smallvec::smallvec![Value::Tensor(t), Value::tuple(dims)],
                 Vec::new(),
                 span,
             );
@@ -640,7 +649,7 @@ pub fn tensor_attr(
             }
             return it.call_op(
                 "transpose",
-                vec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+                smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
                 Vec::new(),
                 span,
             );
@@ -658,13 +667,27 @@ pub fn tensor_attr(
             }
             return it.call_op(
                 "transpose",
-                vec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+                smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
                 Vec::new(),
                 span,
             );
         }
-        "real" => return it.call_op("real", vec![Value::Tensor(t)], Vec::new(), span),
-        "imag" => return it.call_op("imag", vec![Value::Tensor(t)], Vec::new(), span),
+        "real" => {
+            return it.call_op(
+                "real",
+                smallvec::smallvec![Value::Tensor(t)],
+                Vec::new(),
+                span,
+            )
+        }
+        "imag" => {
+            return it.call_op(
+                "imag",
+                smallvec::smallvec![Value::Tensor(t)],
+                Vec::new(),
+                span,
+            )
+        }
         "data" => {
             return Err(err("unsupported", "`.data` is not supported", attr_span)
                 .with_help("use `.detach()`"));
@@ -731,7 +754,7 @@ pub fn tensor_method(
     it: &mut Interp,
     t: TensorId,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
     func_span: Span,
@@ -766,7 +789,7 @@ pub fn call_tensor_method(
     it: &mut Interp,
     t: TensorId,
     op: &'static OpDef,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
@@ -778,7 +801,7 @@ fn query(
     it: &mut Interp,
     t: TensorId,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
@@ -1006,8 +1029,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 ));
             }
             let mut seen = vec![false; nd];
-            let mut sizes = Vec::with_capacity(nd);
-            let mut strides = Vec::with_capacity(nd);
+            let mut sizes = Dims::with_capacity(nd);
+            let mut strides = Dims::with_capacity(nd);
             for &d in &dims {
                 let w = shape::wrap_dim(d, nd)?;
                 if seen[w] {
@@ -1060,8 +1083,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     .map(|&d| shape::wrap_dim(d, nd))
                     .collect::<OpResult<_>>()?,
             };
-            let mut sizes = Vec::new();
-            let mut strides = Vec::new();
+            let mut sizes = Dims::new();
+            let mut strides = Dims::new();
             for d in 0..nd {
                 if dims.contains(&d) && it.m.sizes.eq_int(&t.sizes[d], 1) {
                     continue;
@@ -1081,9 +1104,9 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let parts = shape::infer_size(&parts, &t.sizes[d], &mut it.m.sizes).map_err(|_| {
                 oe("invalid-shape", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes[d]))
             })?;
-            let mut sizes = t.sizes[..d].to_vec();
+            let mut sizes = Dims::from(&t.sizes[..d]);
             sizes.extend(parts);
-            sizes.extend_from_slice(&t.sizes[d + 1..]);
+            sizes.extend(t.sizes[d + 1..].iter().cloned());
             let strides = shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)?
                 .ok_or_else(|| {
                     oe(
@@ -1192,8 +1215,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     it.m.sizes
                         .add(&offset, &it.m.sizes.mul(st, &SymInt::int(start))?)?;
             }
-            let mut sizes = Vec::new();
-            let mut strides = Vec::new();
+            let mut sizes = Dims::new();
+            let mut strides = Dims::new();
             for d in 0..nd {
                 if d != d1 && d != d2 {
                     sizes.push(t.sizes[d].clone());
@@ -1236,8 +1259,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 &SymInt::int(1),
             )?;
             if nd == 0 {
-                meta.sizes = vec![size];
-                meta.strides = vec![SymInt::int(1)];
+                meta.sizes = smallvec![size];
+                meta.strides = smallvec![SymInt::int(1)];
             } else {
                 let st = t.strides[d].clone();
                 meta.sizes[d] = n;
@@ -1290,7 +1313,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
             meta.sizes.pop();
             meta.strides.pop();
-            let mut strides = Vec::new();
+            let mut strides = Dims::new();
             for s in &meta.strides {
                 strides.push(it.m.sizes.floordiv(s, &SymInt::int(2))?);
             }
@@ -1304,7 +1327,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
 }
 
 fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
-    let mut strides = Vec::new();
+    let mut strides = Dims::new();
     for s in &t.strides {
         strides.push(it.m.sizes.mul(s, &SymInt::int(2))?);
     }
@@ -1362,11 +1385,7 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
 }
 
 /// `inferExpandGeometry`.
-fn expand_geometry(
-    it: &mut Interp,
-    t: &Tensor,
-    target: &[SymInt],
-) -> OpResult<(Vec<SymInt>, Vec<SymInt>)> {
+fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(Dims, Dims)> {
     let nd = target.len();
     let td = t.sizes.len();
     if nd < td && it.m.mode == Mode::Analysis {
@@ -1381,8 +1400,8 @@ fn expand_geometry(
             format!("expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})", show(&t.sizes), show(target), nd, td),
         ));
     }
-    let mut sizes = vec![SymInt::int(0); nd];
-    let mut strides = vec![SymInt::int(0); nd];
+    let mut sizes = smallvec![SymInt::int(0); nd];
+    let mut strides = smallvec![SymInt::int(0); nd];
     for i in (0..nd).rev() {
         let offset = nd - 1 - i;
         let dim = td as i64 - 1 - offset as i64;
@@ -1539,7 +1558,7 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
             Value::Ellipsis => Index::Ellipsis,
             Value::Tensor(t) => Index::Tensor(t),
             Value::List(_) => {
-                let t = it.call_op("tensor", vec![v.clone()], Vec::new(), span)?;
+                let t = it.call_op("tensor", smallvec::smallvec![v.clone()], Vec::new(), span)?;
                 match t {
                     Value::Tensor(t) => Index::Tensor(t),
                     _ => return Err(err("type", "bad list index", span)),
@@ -1769,7 +1788,7 @@ fn advanced_index(
     span: Span,
 ) -> R<Value> {
     let st = it.m.t(src).clone();
-    let mut idx_shape: Vec<SymInt> = Vec::new();
+    let mut idx_shape: Dims = Dims::new();
     for &(d, ix) in adv {
         let ixt = it.m.t(ix).clone();
         let data_dependent =
@@ -1793,13 +1812,13 @@ fn advanced_index(
             } else {
                 vec![u]
             };
-            let rest: Vec<SymInt> = st
+            let rest: Dims = st
                 .sizes
                 .iter()
                 .skip(d + ixt.sizes.len().max(1))
                 .cloned()
                 .collect();
-            let mut sizes = st.sizes[..d].to_vec();
+            let mut sizes = Dims::from(&st.sizes[..d]);
             sizes.extend(keep);
             sizes.extend(rest);
             let meta =
@@ -1829,10 +1848,10 @@ fn advanced_index(
     }
     let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
     let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
-    let mut sizes = Vec::new();
+    let mut sizes = Dims::new();
     if adjacent {
         let first = dims[0];
-        sizes.extend_from_slice(&st.sizes[..first]);
+        sizes.extend(st.sizes[..first].iter().cloned());
         sizes.extend(idx_shape.iter().cloned());
         for d in first..st.sizes.len() {
             if !dims.contains(&d) {
@@ -1853,7 +1872,7 @@ fn advanced_index(
     // stride-0 dims of the index shape).
     let kept = (0..st.sizes.len()).filter(|d| !dims.contains(d));
     let zeros = std::iter::repeat_n(SymInt::int(0), idx_shape.len());
-    let restrided: Vec<SymInt> = if adjacent {
+    let restrided: Dims = if adjacent {
         let first = dims[0];
         st.strides[..first]
             .iter()
@@ -1900,7 +1919,7 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
     };
     it.call_op(
         op,
-        vec![Value::Tensor(dst), Value::Tensor(value)],
+        smallvec::smallvec![Value::Tensor(dst), Value::Tensor(value)],
         Vec::new(),
         span,
     )?;
@@ -1917,7 +1936,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 let dtype = it.m.t(t).dtype;
                 it.call_op(
                     "tensor",
-                    vec![other],
+                    smallvec::smallvec![other],
                     vec![("dtype".into(), Value::Dtype(dtype))],
                     span,
                 )?
@@ -1926,7 +1945,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
         let indices = Value::tuple(advanced.iter().map(|(_, ix)| Value::Tensor(*ix)).collect());
         it.call_op(
             "index_put_",
-            vec![Value::Tensor(dst), indices, vals],
+            smallvec::smallvec![Value::Tensor(dst), indices, vals],
             Vec::new(),
             span,
         )?;
@@ -1939,7 +1958,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             if !vs.is_empty() && vs != ds {
                 // copy_to: expand_inplace(dst, value) first.
                 let vt = it.m.t(v).clone();
-                let trimmed: Vec<SymInt> = vt
+                let trimmed: Dims = vt
                     .sizes
                     .iter()
                     .skip_while(|s| s.as_int() == Some(1))
@@ -1947,7 +1966,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                     .collect();
                 let probe = Tensor {
                     sizes: trimmed.clone(),
-                    strides: vec![SymInt::int(1); trimmed.len()],
+                    strides: smallvec![SymInt::int(1); trimmed.len()],
                     ..vt
                 };
                 expand_geometry(it, &probe, &ds).map_err(|e| op_error(e, span))?;
@@ -1966,7 +1985,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 } else {
                     it.call_op(
                         "view",
-                        vec![Value::Tensor(v), Value::tuple(trimmed)],
+                        smallvec::smallvec![Value::Tensor(v), Value::tuple(trimmed)],
                         Vec::new(),
                         span,
                     )?
@@ -1974,7 +1993,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
                 match it.call_op(
                     "expand",
-                    vec![viewed, Value::tuple(sizes)],
+                    smallvec::smallvec![viewed, Value::tuple(sizes)],
                     Vec::new(),
                     span,
                 )? {
@@ -1997,8 +2016,8 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             // valueToTensor: the number becomes a 0-d tensor of self's dtype.
             let dtype = it.m.t(t).dtype;
             let meta = Meta {
-                sizes: vec![],
-                strides: vec![],
+                sizes: smallvec![],
+                strides: smallvec![],
                 offset: SymInt::int(0),
                 dtype,
             };
@@ -2033,7 +2052,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
         }
         "split" | "split_with_sizes" | "chunk" => {
-            let sizes: Vec<SymInt> = match (
+            let sizes: Dims = match (
                 op.rule,
                 a.get(if op.rule == "split" {
                     "split_size_or_sections"
@@ -2080,7 +2099,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                             };
                             return Err(oe(code, "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_string() + &n.to_string()));
                         }
-                        vec![SymInt::int(0)]
+                        smallvec![SymInt::int(0)]
                     } else {
                         split_sizes(n, each)
                     }
@@ -2247,7 +2266,7 @@ fn consecutive_slices(
 /// `ceil(size / each)`, is decided from the hints (PyTorch guards on it
 /// without fixing the size); every piece has `each` elements but the last,
 /// which has the rest.
-fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Vec<SymInt>> {
+fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Dims> {
     let hint_each = it.m.sizes.env.hint(each).unwrap_or(1).max(1);
     let hint_size = it.m.sizes.env.hint(size).unwrap_or(hint_each);
     let k = ((hint_size + hint_each - 1) / hint_each).max(1);
@@ -2262,14 +2281,14 @@ fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Vec
         // which fixes the size when the equation is solvable (split(1)).
         it.m.sizes.eq(&count, &SymInt::int(k));
     }
-    let mut parts = vec![each.clone(); (k - 1) as usize];
+    let mut parts = smallvec![each.clone(); (k - 1) as usize];
     let used = it.m.sizes.mul(each, &SymInt::int(k - 1))?;
     parts.push(it.m.sizes.sub(size, &used)?);
     Ok(parts)
 }
 
-fn split_sizes(n: i64, each: i64) -> Vec<SymInt> {
-    let mut out = Vec::new();
+fn split_sizes(n: i64, each: i64) -> Dims {
+    let mut out = Dims::new();
     let mut left = n;
     while left > 0 {
         out.push(SymInt::int(left.min(each)));
@@ -2343,7 +2362,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let t = it.m.t(me).clone();
             let nd = t.sizes.len();
             if nd == 0 {
-                return reshape_to(it, me, vec![SymInt::int(1)], span);
+                return reshape_to(it, me, smallvec![SymInt::int(1)], span);
             }
             let s = shape::wrap_dim(a.int(it, "start_dim")?, nd)?;
             let e = shape::wrap_dim(a.int(it, "end_dim")?, nd)?;
@@ -2357,9 +2376,9 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 return Ok(Value::Tensor(me));
             }
             let mid = it.m.sizes.prod(&t.sizes[s..=e])?;
-            let mut sizes = t.sizes[..s].to_vec();
+            let mut sizes = Dims::from(&t.sizes[..s]);
             sizes.push(mid);
-            sizes.extend_from_slice(&t.sizes[e + 1..]);
+            sizes.extend(t.sizes[e + 1..].iter().cloned());
             reshape_to(it, me, sizes, span)
         }
         "contiguous" => {
@@ -2424,7 +2443,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
 }
 
 /// `reshape`: a view when `view` can express it, else a contiguous copy.
-fn reshape_to(it: &mut Interp, me: TensorId, sizes: Vec<SymInt>, span: Span) -> OpResult<Value> {
+fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResult<Value> {
     let m = &mut it.m;
     let t = &m.tensors[me];
     let (offset, dtype) = (t.offset.clone(), t.dtype);
@@ -2625,7 +2644,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
 
 /// What `apply_inplace` reads of the tensor it writes.
 struct InplaceTarget {
-    sizes: Vec<SymInt>,
+    sizes: Dims,
     dtype: DType,
 }
 
@@ -2677,7 +2696,7 @@ fn inplace_result(
     op: &'static OpDef,
     a: &Args,
     span: Span,
-) -> OpResult<(Option<Vec<SymInt>>, Option<DType>)> {
+) -> OpResult<(Option<Dims>, Option<DType>)> {
     let _ = span;
     let me = a.tensor(op.params.first().map_or("self", |p| p.name))?;
     let t = it.m.t(me).clone();
@@ -2834,7 +2853,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             it.m.provenance.set_storage(me, src, s.storage, span);
             // An in-place op on a view rebases its base's history (as for
             // any in-place op): read the base's node first.
-            let view = it.m.t(me).view.clone();
+            let view = it.m.t(me).view;
             let base_fn = match &view {
                 Some(v) if it.m.records_grad(&[me, src], it.m.t(me).dtype) => {
                     it.m.grad_fn(v.base)?
@@ -2953,7 +2972,7 @@ pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
 fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let dtype_arg = a.dtype("dtype")?;
     let requires_grad = a.bool("requires_grad")?;
-    let (sizes, dtype, strides): (Vec<SymInt>, DType, Option<Vec<SymInt>>) = match op.rule {
+    let (sizes, dtype, strides): (Dims, DType, Option<Dims>) = match op.rule {
         "full_0" | "full_1" | "full" => {
             let sizes = a.syms("size")?;
             let dtype = match (dtype_arg, op.rule) {
@@ -3039,7 +3058,7 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                     .add(&span_len, &it.m.sizes.sub(&st, &SymInt::int(1))?)?,
                 &st,
             )?;
-            (vec![n], dtype_arg.unwrap_or(DType::I64), None)
+            (smallvec![n], dtype_arg.unwrap_or(DType::I64), None)
         }
         "arange" => {
             let vals: Vec<&Value> = ["start", "end", "step"]
@@ -3079,16 +3098,20 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 return Err(oe("other", "arange: too many elements"));
             }
             let d = dtype_arg.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
-            (vec![SymInt::int(n as i64)], d, None)
+            (smallvec![SymInt::int(n as i64)], d, None)
         }
-        "linspace" => (vec![a.sym("steps")?], dtype_arg.unwrap_or(DType::F32), None),
+        "linspace" => (
+            smallvec![a.sym("steps")?],
+            dtype_arg.unwrap_or(DType::F32),
+            None,
+        ),
         "eye" => {
             let n = a.sym("n")?;
             let m = match a.get("m") {
                 Value::Int(m) => m.clone(),
                 _ => n.clone(),
             };
-            (vec![n, m], dtype_arg.unwrap_or(DType::F32), None)
+            (smallvec![n, m], dtype_arg.unwrap_or(DType::F32), None)
         }
         "tensor" => {
             let (sizes, inferred) = literal_shape(it, a.get("data"))?;
@@ -3217,18 +3240,18 @@ fn literal_ints(v: &Value) -> Option<Vec<i64>> {
 }
 
 /// Shape and dtype of a `torch.tensor(...)` literal.
-fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
+fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Dims, DType)> {
     match v {
-        Value::Bool(_) => Ok((vec![], DType::Bool)),
-        Value::Int(_) => Ok((vec![], DType::I64)),
-        Value::Float(_) => Ok((vec![], DType::F32)),
+        Value::Bool(_) => Ok((smallvec![], DType::Bool)),
+        Value::Int(_) => Ok((smallvec![], DType::I64)),
+        Value::Float(_) => Ok((smallvec![], DType::F32)),
         Value::Tensor(t) => {
             let t = it.m.t(*t);
             Ok((t.sizes.clone(), t.dtype))
         }
         Value::Tuple(_) | Value::List(_) => {
             let items = v.sequence().unwrap_or_default();
-            let mut inner: Option<Vec<SymInt>> = None;
+            let mut inner: Option<Dims> = None;
             let mut dtype: Option<DType> = None;
             for i in &items {
                 let (s, d) = literal_shape(it, i)?;
@@ -3250,7 +3273,7 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Vec<SymInt>, DType)> {
                     }
                 });
             }
-            let mut sizes = vec![SymInt::int(items.len() as i64)];
+            let mut sizes = smallvec![SymInt::int(items.len() as i64)];
             sizes.extend(inner.unwrap_or_default());
             Ok((sizes, dtype.unwrap_or(DType::F32)))
         }
@@ -3288,7 +3311,7 @@ fn reduce_dims(
     t: &Tensor,
     dims: Option<Vec<i64>>,
     keepdim: bool,
-) -> OpResult<Vec<SymInt>> {
+) -> OpResult<Dims> {
     let nd = t.sizes.len();
     let dims: Vec<usize> = match dims {
         None => (0..nd).collect(),
@@ -3308,7 +3331,7 @@ fn reduce_dims(
             out
         }
     };
-    let mut sizes = Vec::new();
+    let mut sizes = Dims::new();
     for d in 0..nd {
         if dims.contains(&d) {
             if keepdim {
@@ -3324,7 +3347,7 @@ fn reduce_dims(
 fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<FnOut> {
     let rule = op.rule;
     let contiguous =
-        |it: &mut Interp, sizes: Vec<SymInt>, dtype: DType| it.m.contiguous_meta(sizes, dtype);
+        |it: &mut Interp, sizes: Dims, dtype: DType| it.m.contiguous_meta(sizes, dtype);
     // Pointwise families.
     let pw_rule: Option<(&str, &[&str])> = match rule {
         "binary" => Some(("", &["self", "other"])),
@@ -3415,7 +3438,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 format!("{}() needs at least one tensor argument", op.name),
             ));
         }
-        let meta = pointwise_meta(it, &p)?;
+        let meta = pointwise_meta(it, p)?;
         return Ok((vec![meta], None));
     }
     let me = match a.get("self") {
@@ -3494,12 +3517,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             match a.get("dim") {
                 Value::None => {
-                    let meta = contiguous(it, vec![], t.dtype)?;
+                    let meta = contiguous(it, smallvec![], t.dtype)?;
                     Ok((vec![meta], None))
                 }
                 Value::Tensor(o) => {
                     let name = if op.name == "max" { "maximum" } else { "minimum" };
-                    let r = it.call_op(name, vec![Value::Tensor(me.unwrap_or(0)), Value::Tensor(*o)], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
+                    let r = it.call_op(name, smallvec::smallvec![Value::Tensor(me.unwrap_or(0)), Value::Tensor(*o)], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
                     Ok((vec![], Some(r)))
                 }
                 _ => {
@@ -3516,7 +3539,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
             let keepdim = a.bool("keepdim")?;
-            let sizes = if dims.is_none() && !keepdim { vec![] } else { reduce_dims(it, t, dims, keepdim)? };
+            let sizes = if dims.is_none() && !keepdim { smallvec![] } else { reduce_dims(it, t, dims, keepdim)? };
             let meta = contiguous(it, sizes, DType::I64)?;
             Ok((vec![meta], None))
         }
@@ -3622,7 +3645,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let p = if d2 >= 2 { ot.sizes[d2 - 1].clone() } else { SymInt::int(1) };
                 let batch_dims = meta.sizes.len() - usize::from(d1 >= 2) - usize::from(d2 >= 2);
                 let batch = it.m.sizes.prod(&meta.sizes[..batch_dims])?;
-                let bmm_meta = contiguous(it, vec![batch, n, p], dtype)?;
+                let bmm_meta = contiguous(it, smallvec![batch, n, p], dtype)?;
                 let tmp = it.m.fresh(bmm_meta, span, "bmm");
                 it.m.record_history("matmul", false, &named, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
@@ -3647,7 +3670,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let x = a.tensor("input")?;
             let w = a.tensor("weight")?;
             let (xs, ws) = (it.m.t(x).sizes.clone(), it.m.t(w).sizes.clone());
-            let wt: Vec<SymInt> = ws.iter().rev().cloned().collect();
+            let wt: Dims = ws.iter().rev().cloned().collect();
             let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
             if let Some(b) = a.opt_tensor("bias")? {
                 let bs = it.m.t(b).sizes.clone();
@@ -3783,11 +3806,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"));
             }
             let n = reps.len().max(nd);
-            let mut reps_full = vec![SymInt::int(1); n - reps.len()];
+            let mut reps_full: Dims = smallvec![SymInt::int(1); n - reps.len()];
             reps_full.extend(reps);
-            let mut sizes_full = vec![SymInt::int(1); n - nd];
+            let mut sizes_full: Dims = smallvec![SymInt::int(1); n - nd];
             sizes_full.extend(t.sizes.iter().cloned());
-            let mut sizes = Vec::new();
+            let mut sizes = Dims::new();
             for (s, r) in sizes_full.iter().zip(&reps_full) {
                 if it.m.sizes.lt_int(r, 0) {
                     return Err(oe("other", "Trying to create tensor with negative dimension"));
@@ -3810,7 +3833,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let sizes = match a.opt_int(it, "dim")? {
                 None => {
                     let n = it.m.numel(me.unwrap_or(0))?;
-                    vec![if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&n, &r)? }]
+                    smallvec![if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&n, &r)? }]
                 }
                 Some(d) => {
                     let d = shape::wrap_dim(d, t.sizes.len())?;
@@ -3872,7 +3895,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
-            let sizes = if op.name == "nonzero" { vec![u, SymInt::int(t.sizes.len() as i64)] } else { vec![u] };
+            let sizes = if op.name == "nonzero" { smallvec![u, SymInt::int(t.sizes.len() as i64)] } else { smallvec![u] };
             let dtype = if op.name == "nonzero" { DType::I64 } else { t.dtype };
             let meta = contiguous(it, sizes, dtype)?;
             Ok((vec![meta], None))
@@ -3969,7 +3992,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     }
 }
 
-fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpResult<Vec<SymInt>> {
+fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpResult<Dims> {
     let s = &mut it.m.sizes;
     let mismatch = |a: &[SymInt], b: &[SymInt]| {
         oe(
@@ -4002,7 +4025,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
             if !s.eq(&a[1], &b[0]) {
                 return Err(mismatch(a, b));
             }
-            Ok(vec![a[0].clone(), b[1].clone()])
+            Ok(smallvec![a[0].clone(), b[1].clone()])
         }
         "bmm" => {
             if a.len() != 3 || b.len() != 3 {
@@ -4011,7 +4034,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
             if !s.eq(&a[0], &b[0]) || !s.eq(&a[2], &b[1]) {
                 return Err(oe("matmul-shape", format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", a[0], a[2], b[0], b[1])));
             }
-            Ok(vec![a[0].clone(), a[1].clone(), b[2].clone()])
+            Ok(smallvec![a[0].clone(), a[1].clone(), b[2].clone()])
         }
         "mv" => {
             if a.len() != 2 || b.len() != 1 {
@@ -4033,7 +4056,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                     ),
                 ));
             }
-            Ok(vec![a[0].clone()])
+            Ok(smallvec![a[0].clone()])
         }
         "dot" => {
             if a.len() != 1 || b.len() != 1 {
@@ -4049,13 +4072,13 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
             if !s.eq(&a[0], &b[0]) {
                 return Err(oe("other", format!("inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively", a[0], b[0], a[0], b[0])));
             }
-            Ok(vec![])
+            Ok(smallvec![])
         }
         "outer" => {
             if a.len() != 1 || b.len() != 1 {
                 return Err(oe("matmul-shape", "outer: expected 1D tensors"));
             }
-            Ok(vec![a[0].clone(), b[0].clone()])
+            Ok(smallvec![a[0].clone(), b[0].clone()])
         }
         _ => {
             if (a.is_empty() || b.is_empty()) && it.m.mode == Mode::Analysis {
@@ -4081,7 +4104,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                     if !s.eq(&a[0], &b[0]) {
                         return Err(mismatch(&[SymInt::int(1), a[0].clone()], b));
                     }
-                    Ok(vec![b[1].clone()])
+                    Ok(smallvec![b[1].clone()])
                 }
                 (2, 2) => matmul_shape(it, "mm", a, b),
                 _ => {
@@ -4096,7 +4119,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                         (b[0].clone(), None)
                     };
                     if !s.eq(&ac, &br) {
-                        let lhs: Vec<SymInt> = a.to_vec();
+                        let lhs: Dims = a.into();
                         return Err(oe(
                             "matmul-shape",
                             format!("Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}]; shapes {} and {} cannot be multiplied", ac, br, show(&lhs), show(b)),
@@ -4198,7 +4221,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     }
     let rhs_chars: Option<Vec<char>> = rhs.map(|r| r.chars().collect());
     let out_chars = out_chars_for(&rhs_chars, &counts);
-    let mut out = Vec::new();
+    let mut out = Dims::new();
     for c in out_chars {
         match sizes.iter().find(|(k, _)| *k == c) {
             Some((_, s)) => out.push(s.clone()),
@@ -4223,7 +4246,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             let v = it
                 .call_op(
                     "permute",
-                    vec![Value::Tensor(ops[0]), Value::tuple(perm)],
+                    smallvec::smallvec![Value::Tensor(ops[0]), Value::tuple(perm)],
                     Vec::new(),
                     span,
                 )
@@ -4354,7 +4377,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             format!("Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead", show(&wt.sizes), show(&xt.sizes), expect, cin),
         ));
     }
-    let mut sizes = Vec::new();
+    let mut sizes = Dims::new();
     if batched {
         sizes.push(xt.sizes[0].clone());
     }
@@ -4384,15 +4407,15 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     if !batched {
         // batchify: the unbatched input is unsqueezed, and the result is
         // `output.squeeze(0)`: a view of an intermediate.
-        let mut full = vec![SymInt::int(1)];
+        let mut full = smallvec![SymInt::int(1)];
         full.extend(sizes.iter().cloned());
         let full_meta = it.m.contiguous_meta(full, dtype)?;
         let named = named_inputs(a);
         let tmp = it.m.fresh(full_meta.clone(), span, "convolution");
         it.m.record_history("convolution", false, &named, &[tmp], span)?;
         let view = Meta {
-            sizes: full_meta.sizes[1..].to_vec(),
-            strides: full_meta.strides[1..].to_vec(),
+            sizes: full_meta.sizes[1..].into(),
+            strides: full_meta.strides[1..].into(),
             offset: SymInt::int(0),
             dtype,
         };

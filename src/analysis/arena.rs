@@ -1,32 +1,67 @@
-//! `Chunked<T>`: an append-only vector stored in fixed-size chunks, for the
+//! `Chunked<T, Id>`: an append-only vector stored in fixed-size chunks, for the
 //! machine's tensors, storages, nodes and version counters. A program of a
 //! million statements makes millions of them; a plain `Vec` would double its
 //! buffer and copy it as it grows, holding old and new buffers at once (a
 //! peak of three times the data) and touching every page twice. Chunks are
-//! never moved, so memory grows with what is used, and ids stay plain indices.
+//! never moved, so memory grows with what is used, and ids stay plain indices
+//! (`usize`, or `u32` for the ids a tensor holds several of).
 
+use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 const SHIFT: u32 = 12;
 const CHUNK: usize = 1 << SHIFT;
 const MASK: usize = CHUNK - 1;
 
-#[derive(Clone, Debug)]
-pub struct Chunked<T> {
-    chunks: Vec<Vec<T>>,
-    len: usize,
+/// The id type an arena is indexed by: `usize`, or `u32` where ids are
+/// stored in bulk (a tensor holds several) and half the width matters.
+pub trait Id: Copy {
+    fn from_index(i: usize) -> Self;
+    fn index(self) -> usize;
 }
 
-impl<T> Default for Chunked<T> {
+impl Id for usize {
+    #[inline]
+    fn from_index(i: usize) -> usize {
+        i
+    }
+
+    #[inline]
+    fn index(self) -> usize {
+        self
+    }
+}
+
+impl Id for u32 {
+    #[inline]
+    fn from_index(i: usize) -> u32 {
+        u32::try_from(i).expect("more than 2^32 objects in one arena")
+    }
+
+    #[inline]
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Chunked<T, I = usize> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+    id: PhantomData<fn(I) -> I>,
+}
+
+impl<T, I> Default for Chunked<T, I> {
     fn default() -> Self {
         Chunked {
             chunks: Vec::new(),
             len: 0,
+            id: PhantomData,
         }
     }
 }
 
-impl<T> Chunked<T> {
+impl<T, I: Id> Chunked<T, I> {
     pub fn new() -> Self {
         Self::default()
     }
@@ -47,7 +82,8 @@ impl<T> Chunked<T> {
         }
     }
 
-    pub fn push(&mut self, value: T) {
+    /// Appends `value` and returns its id.
+    pub fn push(&mut self, value: T) -> I {
         if self.len >> SHIFT == self.chunks.len() {
             // The first chunk grows like a Vec (most programs are small);
             // later ones are allocated whole.
@@ -58,13 +94,16 @@ impl<T> Chunked<T> {
             last.push(value);
         }
         self.len += 1;
+        I::from_index(self.len - 1)
     }
 
-    pub fn get(&self, i: usize) -> Option<&T> {
+    pub fn get(&self, id: I) -> Option<&T> {
+        let i = id.index();
         self.chunks.get(i >> SHIFT)?.get(i & MASK)
     }
 
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+    pub fn get_mut(&mut self, id: I) -> Option<&mut T> {
+        let i = id.index();
         self.chunks.get_mut(i >> SHIFT)?.get_mut(i & MASK)
     }
 
@@ -75,26 +114,33 @@ impl<T> Chunked<T> {
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + '_ {
         self.chunks.iter().flatten()
     }
+
+    /// The values with their ids.
+    pub fn enumerate(&self) -> impl Iterator<Item = (I, &T)> + '_ {
+        self.iter().enumerate().map(|(i, v)| (I::from_index(i), v))
+    }
 }
 
-impl<T> Index<usize> for Chunked<T> {
+impl<T, I: Id> Index<I> for Chunked<T, I> {
     type Output = T;
 
     #[inline]
-    fn index(&self, i: usize) -> &T {
+    fn index(&self, id: I) -> &T {
+        let i = id.index();
         &self.chunks[i >> SHIFT][i & MASK]
     }
 }
 
-impl<T> IndexMut<usize> for Chunked<T> {
+impl<T, I: Id> IndexMut<I> for Chunked<T, I> {
     #[inline]
-    fn index_mut(&mut self, i: usize) -> &mut T {
+    fn index_mut(&mut self, id: I) -> &mut T {
+        let i = id.index();
         &mut self.chunks[i >> SHIFT][i & MASK]
     }
 }
 
-impl<T> FromIterator<T> for Chunked<T> {
-    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+impl<T, I: Id> FromIterator<T> for Chunked<T, I> {
+    fn from_iter<It: IntoIterator<Item = T>>(iter: It) -> Self {
         let mut c = Chunked::new();
         for v in iter {
             c.push(v);
@@ -109,7 +155,7 @@ mod tests {
 
     #[test]
     fn indices_survive_growth_across_chunks() {
-        let mut c = Chunked::new();
+        let mut c: Chunked<usize> = Chunked::new();
         for i in 0..3 * CHUNK + 5 {
             c.push(i);
         }

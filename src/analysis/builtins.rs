@@ -3,7 +3,7 @@
 //! methods of lists.
 
 use super::interp::{op_error, Interp, R};
-use super::value::{Context, Value};
+use super::value::{Context, Value, Values};
 use crate::report::Diagnostic;
 use crate::syntax::ast::Name;
 use crate::syntax::Span;
@@ -60,7 +60,7 @@ fn as_bool(v: &Value, what: &str, span: Span) -> R<bool> {
 pub fn call_builtin(
     it: &mut Interp,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
@@ -137,7 +137,7 @@ pub fn call_builtin(
             let items = if pos.len() == 1 {
                 it.iterate(&pos[0], span)?
             } else {
-                pos
+                pos.into_vec()
             };
             if items.is_empty() {
                 return Err(err(
@@ -453,7 +453,7 @@ pub fn list_method(
     it: &mut Interp,
     items: &Rc<RefCell<Vec<Value>>>,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     span: Span,
 ) -> R<Value> {
     match name {
@@ -513,7 +513,7 @@ pub fn tuple_method(
     it: &mut Interp,
     items: &Rc<Vec<Value>>,
     name: &str,
-    pos: Vec<Value>,
+    pos: Values,
     span: Span,
 ) -> R<Value> {
     arity(name, &pos, 1, 1, span)?;

@@ -9,13 +9,13 @@
 //! - autograd: requires_grad, grad_fn nodes, differentiable-view bases with their
 //!   CreationMeta, version counters and the tensors each node saved.
 
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::Span;
 
 pub type TensorId = usize;
-pub type StorageId = usize;
-pub type NodeId = usize;
-pub type VersionId = usize;
+pub type StorageId = u32;
+pub type NodeId = u32;
+pub type VersionId = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -213,22 +213,20 @@ pub enum CreationMeta {
     InferenceMode,
 }
 
-/// autograd's view metadata (`DifferentiableViewMeta`): the root base, why the
-/// view was made, and the version at which its grad_fn was last computed.
-#[derive(Clone, Debug)]
+/// autograd's view metadata (`DifferentiableViewMeta`): the root base and
+/// why the view was made. (The op that made the view, and where, are the
+/// view tensor's `origin_op` and `origin`.)
+#[derive(Clone, Copy, Debug)]
 pub struct ViewInfo {
     pub base: TensorId,
     pub creation_meta: CreationMeta,
-    /// The op that made the view and where (for messages).
-    pub op: &'static str,
-    pub span: Span,
 }
 
 /// One abstract tensor object.
 #[derive(Clone, Debug)]
 pub struct Tensor {
-    pub sizes: Vec<SymInt>,
-    pub strides: Vec<SymInt>,
+    pub sizes: Dims,
+    pub strides: Dims,
     pub offset: SymInt,
     pub dtype: DType,
     /// Functional storage: whose mutation counters this tensor's writes bump.
@@ -250,21 +248,28 @@ pub struct Tensor {
     /// Made by a view op (functionalization's view of another tensor; `detach` too).
     pub functional_view: bool,
     /// This object is the wrapper of input `i`.
-    pub input_index: Option<usize>,
+    pub input_index: Option<u32>,
     /// An input that required grad when the analysis wrapped it: its
     /// FunctionalTensor is not an autograd leaf for the in-place checks.
     pub analysis_input_grad: bool,
     /// Which output of its autograd node this tensor is (for messages).
-    pub output_index: usize,
+    pub output_index: u32,
     /// functionalization's `was_storage_changed` (set_).
     pub storage_changed: bool,
     /// functionalization's `has_metadata_mutation_` flag.
     pub metadata_mutated: bool,
     /// Created under inference mode (an inference tensor).
     pub is_inference: bool,
-    /// Where this tensor was made, and by which op.
+    /// Where this tensor was made, and by which op (for a view: the view op).
     pub origin: Span,
     pub origin_op: &'static str,
+}
+
+impl Tensor {
+    /// The input this object wraps, if any (`input_index` as an index).
+    pub fn input(&self) -> Option<usize> {
+        self.input_index.map(|i| i as usize)
+    }
 }
 
 /// A functional storage with functionalization's counters.
@@ -325,7 +330,7 @@ mod tests {
     /// memory budget of issue 8 (1M statements in 1 GiB).
     #[test]
     fn sizes() {
-        assert!(std::mem::size_of::<super::Tensor>() <= 200);
+        assert!(std::mem::size_of::<super::Tensor>() <= 176);
         assert_eq!(std::mem::size_of::<super::Node>(), 64);
         assert_eq!(std::mem::size_of::<super::FunctionalStorage>(), 56);
     }

@@ -64,10 +64,11 @@ pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
     let mut stack = roots;
     let mut order = Vec::new();
     while let Some(n) = stack.pop() {
-        if n >= seen.len() || seen[n] {
+        let i = n as usize;
+        if i >= seen.len() || seen[i] {
             continue;
         }
-        seen[n] = true;
+        seen[i] = true;
         order.push(n);
         stack.extend(m.nodes[n].next.iter().copied());
     }

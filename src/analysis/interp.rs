@@ -5,12 +5,12 @@
 
 use super::domain::*;
 use super::state::{Machine, Meta, Mode};
-use super::value::{Context, Value};
+use super::value::{Context, Value, Values};
 use super::Functions;
 use crate::ops::shape::{self, OpError};
 use crate::ops::{did_you_mean, OpDef, OpTable};
 use crate::report::Diagnostic;
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::ast::*;
 use crate::syntax::Span;
 use std::rc::Rc;
@@ -447,7 +447,7 @@ impl<'a> Interp<'a> {
                 BinOp::RShift => "__irshift__",
                 BinOp::MatMul => return self.binop(op, cur, rhs, span),
             };
-            return self.call_op(name, vec![cur, rhs], Vec::new(), span);
+            return self.call_op(name, smallvec::smallvec![cur, rhs], Vec::new(), span);
         }
         if let Value::List(items) = &cur {
             if op == BinOp::Add {
@@ -639,7 +639,7 @@ impl<'a> Interp<'a> {
                     }
                     _ => self.eval(env, func)?,
                 };
-                let mut pos = Vec::with_capacity(args.len());
+                let mut pos = Values::with_capacity(args.len());
                 for a in args {
                     if let ExprKind::Starred(inner) = &a.kind {
                         let v = self.eval(env, inner)?;
@@ -839,7 +839,12 @@ impl<'a> Interp<'a> {
             Value::Tuple(t) => Ok(t.as_ref().clone()),
             Value::List(l) => Ok(l.borrow().clone()),
             Value::Tensor(_) => {
-                let r = self.call_op("unbind", vec![v.clone(), Value::int(0)], Vec::new(), span)?;
+                let r = self.call_op(
+                    "unbind",
+                    smallvec::smallvec![v.clone(), Value::int(0)],
+                    Vec::new(),
+                    span,
+                )?;
                 Ok(r.sequence().unwrap_or_default())
             }
             Value::Str(s) => Ok(s
@@ -1088,7 +1093,7 @@ impl<'a> Interp<'a> {
                     ));
                 }
             };
-            return self.call_op(name, vec![v], Vec::new(), span);
+            return self.call_op(name, smallvec::smallvec![v], Vec::new(), span);
         }
         match (op, &v) {
             (UnaryOp::Not, _) => Ok(Value::Bool(!self.truthy(&v, span)?)),
@@ -1421,7 +1426,7 @@ impl<'a> Interp<'a> {
     pub fn call(
         &mut self,
         f: Value,
-        pos: Vec<Value>,
+        pos: Values,
         kw: Vec<(Name, Value)>,
         span: Span,
         func_span: Span,
@@ -1461,7 +1466,7 @@ impl<'a> Interp<'a> {
     pub fn call_function(
         &mut self,
         name: &str,
-        pos: Vec<Value>,
+        pos: Values,
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Value> {
@@ -1550,7 +1555,7 @@ impl<'a> Interp<'a> {
     pub fn call_op(
         &mut self,
         name: &str,
-        pos: Vec<Value>,
+        pos: Values,
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Value> {
@@ -1574,7 +1579,7 @@ impl<'a> Interp<'a> {
     pub fn bind(
         &mut self,
         op: &OpDef,
-        pos: Vec<Value>,
+        pos: Values,
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<ArgValues> {
@@ -1586,27 +1591,28 @@ impl<'a> Interp<'a> {
         &mut self,
         op: &OpDef,
         receiver: Option<Value>,
-        pos: Vec<Value>,
+        pos: Values,
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<ArgValues> {
         use crate::ops::{DefaultValue, ParamType};
-        let count = usize::from(receiver.is_some()) + pos.len();
+        let mut pos = pos;
+        if let Some(receiver) = receiver {
+            pos.insert(0, receiver);
+        }
         // torch.einsum(equation, *operands)
-        let (receiver, pos) = if op.name == "einsum" && count > 2 {
-            let mut it = receiver.into_iter().chain(pos);
+        if op.name == "einsum" && pos.len() > 2 {
+            let mut it = pos.into_iter();
             let eq = it.next().unwrap_or(Value::None);
-            (None, vec![eq, Value::tuple(it.collect())])
-        } else {
-            (receiver, pos)
-        };
+            pos = smallvec::smallvec![eq, Value::tuple(it.collect())];
+        }
         // The arguments in place, `given` marking the parameters bound (the
         // others take their defaults below).
         let mut out: ArgValues = smallvec::smallvec![Value::None; op.params.len()];
         let mut given: u64 = 0;
         debug_assert!(op.params.len() <= 64);
         let mut pi = 0;
-        let mut pos = receiver.into_iter().chain(pos).peekable();
+        let mut pos = pos.into_iter().peekable();
         while let Some(v) = pos.next() {
             while pi < op.params.len() && op.params[pi].keyword_only {
                 pi += 1;
@@ -1724,7 +1730,7 @@ impl<'a> Interp<'a> {
         let id = self.m.fresh(meta, span, "input");
         let st = self.m.tensors[id].storage;
         self.m.storages[st].input = Some(index);
-        self.m.tensors[id].input_index = Some(index);
+        self.m.tensors[id].input_index = Some(index as u32);
         if spec.requires_grad {
             self.m.tensors[id].analysis_input_grad = true;
             if !spec.dtype.can_require_grad() {
@@ -1749,11 +1755,11 @@ impl<'a> Interp<'a> {
 /// A parsed `Tensor(...)` annotation.
 #[derive(Clone, Debug)]
 pub struct InputSpec {
-    pub sizes: Vec<SymInt>,
+    pub sizes: Dims,
     pub dtype: DType,
     pub requires_grad: bool,
     pub leaf: bool,
-    pub stride: Option<Vec<SymInt>>,
+    pub stride: Option<Dims>,
     pub memory_format: MemoryFormat,
 }
 

@@ -5,7 +5,7 @@
 use super::domain::*;
 use super::state::Machine;
 use crate::ops::shape::{self, OpError};
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::Span;
 use std::collections::HashMap;
 
@@ -403,7 +403,7 @@ impl Provenance {
             steps.push(AliasStep {
                 span: tensor.origin,
                 op: tensor.origin_op,
-                input: tensor.input_index,
+                input: tensor.input(),
             });
             cur = self.parent(id).filter(|&p| p < id);
         }
@@ -418,8 +418,8 @@ pub enum Param {
     Tensor {
         name: String,
         id: TensorId,
-        sizes: Vec<SymInt>,
-        strides: Vec<SymInt>,
+        sizes: Dims,
+        strides: Dims,
         offset: SymInt,
         storage: StorageId,
         is_leaf: bool,
@@ -581,7 +581,7 @@ pub fn collect(
     let mut out_ids: HashMap<TensorId, usize> = HashMap::new();
     let mut alias_count: HashMap<StorageId, usize> = HashMap::new();
     let mut multi_count: HashMap<StorageId, usize> = HashMap::new();
-    type Key = (Vec<SymInt>, Vec<SymInt>, SymInt);
+    type Key = (Dims, Dims, SymInt);
     let mut grad_by_key: HashMap<StorageId, Vec<(Key, TensorId)>> = HashMap::new();
     for (i, o) in outputs.iter().enumerate() {
         if let FlatOutput::Tensor(t) = o {

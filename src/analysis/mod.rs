@@ -210,7 +210,7 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
     };
     let (args, keywords) = (&call.args, &call.keywords);
     let mut env = Env::default();
-    let mut sizes = Vec::new();
+    let mut sizes = crate::sym::Dims::new();
     let mut size_values = Vec::new();
     for a in args {
         size_values.push((it.eval(&mut env, a)?, a.span));

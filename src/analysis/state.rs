@@ -11,7 +11,7 @@ use crate::ops::saved::{
     backward_not_implemented, linear_saved, lookup, matmul_saved, Exactness, Geom, OpSaves, Saved,
 };
 use crate::ops::shape::{self, OpError, OpResult, Sizes};
-use crate::sym::SymInt;
+use crate::sym::{Dims, SymInt};
 use crate::syntax::Span;
 
 /// Which run this is: PyTorch's metadata analysis (FunctionalTensorMode over
@@ -34,12 +34,12 @@ pub struct Autocast {
 pub struct Machine {
     pub mode: Mode,
     pub tensors: Chunked<Tensor>,
-    pub storages: Chunked<FunctionalStorage>,
+    pub storages: Chunked<FunctionalStorage, StorageId>,
     /// autograd version counters.
-    pub versions: Chunked<u32>,
+    pub versions: Chunked<u32, VersionId>,
     /// Where each version counter was last bumped.
-    pub version_spans: Chunked<Option<Span>>,
-    pub nodes: Chunked<Node>,
+    pub version_spans: Chunked<Option<Span>, VersionId>,
+    pub nodes: Chunked<Node, NodeId>,
     pub sizes: Sizes,
     pub grad_enabled: bool,
     pub inference_mode: bool,
@@ -68,8 +68,8 @@ struct MutatedTensor {
 /// Metadata of a tensor to be made.
 #[derive(Clone, Debug)]
 pub struct Meta {
-    pub sizes: Vec<SymInt>,
-    pub strides: Vec<SymInt>,
+    pub sizes: Dims,
+    pub strides: Dims,
     pub offset: SymInt,
     pub dtype: DType,
 }
@@ -152,7 +152,7 @@ impl Machine {
     pub fn grad_fn(&mut self, id: TensorId) -> OpResult<Option<NodeId>> {
         let (view, current) = {
             let t = &self.tensors[id];
-            (t.view.clone(), self.versions[t.version])
+            (t.view, self.versions[t.version])
         };
         let Some(view) = view else {
             return Ok(self.tensors[id].grad_fn);
@@ -201,22 +201,19 @@ impl Machine {
             saves_inference: false,
             not_implemented: false,
             overlapping_view: false,
-        });
-        self.nodes.len() - 1
+        })
     }
 
     pub fn new_storage(&mut self, nbytes: Option<SymInt>) -> StorageId {
         self.storages.push(FunctionalStorage {
             nbytes,
             ..FunctionalStorage::default()
-        });
-        self.storages.len() - 1
+        })
     }
 
     fn new_version(&mut self) -> VersionId {
-        self.versions.push(0);
         self.version_spans.push(None);
-        self.versions.len() - 1
+        self.versions.push(0)
     }
 
     /// A fresh tensor with its own storage and no autograd history.
@@ -247,8 +244,7 @@ impl Machine {
             origin: span,
             origin_op: op,
             output_index: 0,
-        });
-        self.tensors.len() - 1
+        })
     }
 
     /// Does an op on `inputs` record autograd history (grad mode on, some input
@@ -306,7 +302,7 @@ impl Machine {
         self.nodes[node].not_implemented = facts.not_implemented;
         for (k, &o) in outputs.iter().enumerate() {
             self.tensors[o].grad_fn = Some(node);
-            self.tensors[o].output_index = k;
+            self.tensors[o].output_index = k as u32;
         }
         let Some(row) = facts.row else {
             return Ok(Some(node));
@@ -445,7 +441,7 @@ impl Machine {
         let b = {
             let t = &self.tensors[base];
             Base {
-                view: t.view.clone(),
+                view: t.view,
                 version: t.version,
                 storage_changed: t.storage_changed,
                 alias_key: t.alias_key,
@@ -490,14 +486,10 @@ impl Machine {
                     } else {
                         creation
                     },
-                    op,
-                    span,
                 },
                 None => ViewInfo {
                     base,
                     creation_meta: creation,
-                    op,
-                    span,
                 },
             })
         } else {
@@ -519,7 +511,7 @@ impl Machine {
             Mode::Eager => b.is_inference,
             Mode::Analysis => self.inference_mode,
         };
-        self.tensors.push(Tensor {
+        let id = self.tensors.push(Tensor {
             sizes: meta.sizes,
             strides: meta.strides,
             offset: meta.offset,
@@ -542,7 +534,6 @@ impl Machine {
             origin_op: op,
             output_index: 0,
         });
-        let id = self.tensors.len() - 1;
         self.provenance.view(id, base);
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
@@ -606,7 +597,26 @@ impl Machine {
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
     /// on `target` whose other tensor inputs are `others`.
     pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
-        let t = self.tensors[target].clone();
+        // What the checks read of the tensor (not a clone of its shape).
+        struct Target {
+            is_inference: bool,
+            view: Option<ViewInfo>,
+            grad_fn: Option<NodeId>,
+            output_index: u32,
+            origin: Span,
+            origin_op: &'static str,
+        }
+        let t = {
+            let t = &self.tensors[target];
+            Target {
+                is_inference: t.is_inference,
+                view: t.view,
+                grad_fn: t.grad_fn,
+                output_index: t.output_index,
+                origin: t.origin,
+                origin_op: t.origin_op,
+            }
+        };
         if t.is_inference && !self.inference_mode {
             return Err(OpError::new(
                 "inference-tensor",
@@ -622,7 +632,7 @@ impl Machine {
         if let Some(view) = &t.view {
             let name = match t.grad_fn {
                 Some(n) => self.nodes[n].name,
-                None => node_name(view.op),
+                None => node_name(t.origin_op),
             };
             let index = t.output_index;
             match view.creation_meta {
@@ -642,7 +652,7 @@ impl Machine {
                         "inplace-view-other",
                         format!("A view was created in no_grad mode and is being modified inplace with grad mode enabled.{suffix}"),
                     )
-                    .label(view.span, format!("made here by `{}`", view.op))
+                    .label(t.origin, format!("made here by `{}`", t.origin_op))
                     .help("use the out-of-place op, or clone the view first"));
                 }
                 CreationMeta::MultipleOutputs => {
@@ -650,7 +660,7 @@ impl Machine {
                         "inplace-multi-output-view",
                         format!("Output {index} of {name} is a view and is being modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
                     )
-                    .label(view.span, format!("made here by `{}`, which returns several views", view.op))
+                    .label(t.origin, format!("made here by `{}`, which returns several views", t.origin_op))
                     .help("use the out-of-place op (`y = y * 2`), or clone the piece first"));
                 }
                 CreationMeta::InCustomFunction => {
@@ -658,7 +668,7 @@ impl Machine {
                         "inplace-custom-function-view",
                         format!("Output {index} of {name} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
                     )
-                    .label(view.span, "the custom Function made this view")
+                    .label(t.origin, "the custom Function made this view")
                     .help("clone the output of the custom Function before modifying it"));
                 }
                 CreationMeta::NoGradMode => {
@@ -666,7 +676,7 @@ impl Machine {
                         "inplace-view-other",
                         "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
                     )
-                    .label(view.span, "the view was made here, under no_grad")
+                    .label(t.origin, "the view was made here, under no_grad")
                     .help("make the view and the in-place op both inside or both outside `torch.no_grad()`"));
                 }
                 CreationMeta::InferenceMode => {
@@ -682,7 +692,7 @@ impl Machine {
                     "inplace-view-of-leaf",
                     "a view of a leaf Variable that requires grad is being used in an in-place operation.",
                 )
-                .label(view.span, format!("this view (`{}`) of the leaf was made here", view.op))
+                .label(t.origin, format!("this view (`{}`) of the leaf was made here", t.origin_op))
                 .label(leaf_span, "the leaf that requires grad")
                 .help("do it under `torch.no_grad()`, or clone the leaf first"));
             }
@@ -702,9 +712,10 @@ impl Machine {
     /// memory location (`assert_no_internal_overlap`: certain only for a
     /// stride-0 dim of size > 1).
     pub fn check_no_internal_overlap(&mut self, target: TensorId) -> OpResult<()> {
-        let t = self.tensors[target].clone();
+        let t = &self.tensors[target];
+        let sizes = &mut self.sizes;
         for (size, stride) in t.sizes.iter().zip(&t.strides) {
-            if self.sizes.eq_int(stride, 0) && self.sizes.lt(&SymInt::int(1), size) {
+            if sizes.eq_int(stride, 0) && sizes.lt(&SymInt::int(1), size) {
                 return Err(OpError::new(
                     "inplace-overlapping",
                     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
@@ -743,7 +754,7 @@ impl Machine {
                 storage: t.storage,
                 version: t.version,
                 dtype: t.dtype,
-                view: t.view.clone(),
+                view: t.view,
             }
         };
         if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
@@ -779,7 +790,7 @@ impl Machine {
             };
             // The op's node takes the target's previous history.
             let node = self.record_history(op, true, &inputs, &[target], span)?;
-            if let (Some(view), Some(node)) = (t.view.clone(), node) {
+            if let (Some(view), Some(node)) = (t.view, node) {
                 self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
         }
@@ -827,10 +838,10 @@ impl Machine {
         if target == other {
             return Ok(());
         }
-        let (a, b) = (self.tensors[target].clone(), self.tensors[other].clone());
-        if a.storage != b.storage {
+        if self.tensors[target].storage != self.tensors[other].storage {
             return Ok(());
         }
+        let (a, b) = (self.tensors[target].clone(), self.tensors[other].clone());
         if !shape::is_non_overlapping_and_dense(&a.sizes, &a.strides, &mut self.sizes)
             || !shape::is_non_overlapping_and_dense(&b.sizes, &b.strides, &mut self.sizes)
         {
@@ -893,8 +904,8 @@ impl Machine {
     pub fn mutate_metadata(
         &mut self,
         target: TensorId,
-        sizes: Vec<SymInt>,
-        strides: Vec<SymInt>,
+        sizes: Dims,
+        strides: Dims,
         offset: SymInt,
     ) {
         let version = self.tensors[target].version;
@@ -917,7 +928,7 @@ impl Machine {
     }
 
     /// A contiguous layout of `sizes`.
-    pub fn contiguous_meta(&mut self, sizes: Vec<SymInt>, dtype: DType) -> OpResult<Meta> {
+    pub fn contiguous_meta(&mut self, sizes: Dims, dtype: DType) -> OpResult<Meta> {
         let strides = shape::contiguous_strides(&sizes, &mut self.sizes)?;
         Ok(Meta {
             sizes,

@@ -61,6 +61,10 @@ pub enum Value {
 }
 
 /// `obj.method`, not yet called.
+/// The positional arguments of a call: most calls have few, and they stay
+/// in place (no allocation per call).
+pub type Values = smallvec::SmallVec<[Value; 4]>;
+
 #[derive(Clone, Debug)]
 pub struct Method {
     pub receiver: Value,

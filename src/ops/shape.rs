@@ -6,7 +6,8 @@
 //! would install when a fact about symbolic sizes is decided by their hints.
 
 use crate::analysis::domain::MemoryFormat;
-use crate::sym::{Rel, ShapeEnv, SymError, SymInt, Truth};
+use crate::sym::{Dims, Rel, ShapeEnv, SymError, SymInt, Truth};
+use smallvec::smallvec;
 
 /// An error of an op's rule: an OUTPUT.md code and PyTorch's wording.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,8 +205,8 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 /// c10's `inferUnsqueezeGeometry`: inserts a size-1 dim at `dim`, whose
 /// stride is the extent of the dim it goes before (1 at the end).
 pub fn unsqueeze_geometry(
-    sizes: &mut Vec<SymInt>,
-    strides: &mut Vec<SymInt>,
+    sizes: &mut Dims,
+    strides: &mut Dims,
     dim: usize,
     s: &mut Sizes,
 ) -> OpResult<()> {
@@ -220,8 +221,11 @@ pub fn unsqueeze_geometry(
 }
 
 /// Contiguous strides (size-0 dims count as 1, as c10 does).
-pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
-    let mut strides = vec![SymInt::int(1); sizes.len()];
+pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
+    if let Some(strides) = concrete::ints(sizes).and_then(|n| concrete::dense_strides(&n, None)) {
+        return Ok(concrete::dims(&strides));
+    }
+    let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for d in (0..sizes.len()).rev() {
         strides[d] = acc.clone();
@@ -232,11 +236,7 @@ pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymIn
 }
 
 /// Strides of a dense layout in the given memory format.
-pub fn format_strides(
-    sizes: &[SymInt],
-    format: MemoryFormat,
-    s: &mut Sizes,
-) -> OpResult<Vec<SymInt>> {
+pub fn format_strides(sizes: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> OpResult<Dims> {
     let order: &[usize] = match (format, sizes.len()) {
         (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
         (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
@@ -254,7 +254,7 @@ pub fn format_strides(
         }
         _ => return contiguous_strides(sizes, s),
     };
-    let mut strides = vec![SymInt::int(1); sizes.len()];
+    let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for &d in order {
         strides[d] = acc.clone();
@@ -265,8 +265,8 @@ pub fn format_strides(
 }
 
 /// Strides laid out densely following `perm` (perm[0] is the innermost dim).
-pub fn strides_from_perm(sizes: &[SymInt], perm: &[usize], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
-    let mut strides = vec![SymInt::int(1); sizes.len()];
+pub fn strides_from_perm(sizes: &[SymInt], perm: &[usize], s: &mut Sizes) -> OpResult<Dims> {
+    let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for &d in perm {
         strides[d] = acc.clone();
@@ -338,7 +338,7 @@ pub fn is_non_overlapping_and_dense(sizes: &[SymInt], strides: &[SymInt], s: &mu
     if n == 1 {
         return s.lt_int(&sizes[0], 2) || s.eq_int(&strides[0], 1);
     }
-    let mut perm: Vec<usize> = (0..n).collect();
+    let mut perm: smallvec::SmallVec<[usize; 6]> = (0..n).collect();
     // Insertion sort with PyTorch's comparator (size < 2 dims go last).
     for i in 1..n {
         let mut j = i;
@@ -420,15 +420,15 @@ pub fn compute_stride(
     old_strides: &[SymInt],
     new_sizes: &[SymInt],
     s: &mut Sizes,
-) -> OpResult<Option<Vec<SymInt>>> {
+) -> OpResult<Option<Dims>> {
     if old_sizes.is_empty() {
-        return Ok(Some(vec![SymInt::int(1); new_sizes.len()]));
+        return Ok(Some(smallvec![SymInt::int(1); new_sizes.len()]));
     }
     let numel = s.prod(old_sizes)?;
     if s.eq_int(&numel, 0) && old_sizes == new_sizes {
-        return Ok(Some(old_strides.to_vec()));
+        return Ok(Some(old_strides.into()));
     }
-    let mut new_strides = vec![SymInt::int(0); new_sizes.len()];
+    let mut new_strides = smallvec![SymInt::int(0); new_sizes.len()];
     if s.eq_int(&numel, 0) {
         for d in (0..new_sizes.len()).rev() {
             if d + 1 == new_sizes.len() {
@@ -479,7 +479,7 @@ pub fn compute_stride(
 }
 
 /// `infer_size`: resolves one `-1` against `numel` and checks the product.
-pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<Dims> {
     let mut infer: Option<usize> = None;
     let mut known = SymInt::int(1);
     for (i, d) in shape.iter().enumerate() {
@@ -510,7 +510,7 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<V
             ),
         )
     };
-    let mut out = shape.to_vec();
+    let mut out = Dims::from(shape);
     match infer {
         Some(i) => {
             if s.eq_int(&known, 0) {
@@ -537,9 +537,9 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<V
 
 /// Broadcasts two shapes (`infer_size` of ATen); the error names PyTorch's
 /// tensors a and b.
-pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<Vec<SymInt>> {
+pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
     let n = a.len().max(b.len());
-    let mut out = Vec::with_capacity(n);
+    let mut out = Dims::with_capacity(n);
     for i in 0..n {
         let da = (i + a.len()).checked_sub(n).map(|j| &a[j]);
         let db = (i + b.len()).checked_sub(n).map(|j| &b[j]);
@@ -584,7 +584,21 @@ pub fn iterator_output_strides(
     shape: &[SymInt],
     inputs: &[IterOperand],
     s: &mut Sizes,
-) -> OpResult<Vec<SymInt>> {
+) -> OpResult<Dims> {
+    if shape.len() > 1 {
+        if let Some(strides) = concrete::output_strides(shape, inputs) {
+            return Ok(strides);
+        }
+    }
+    iterator_output_strides_general(shape, inputs, s)
+}
+
+/// `iterator_output_strides` for any sizes, symbolic ones included.
+fn iterator_output_strides_general(
+    shape: &[SymInt],
+    inputs: &[IterOperand],
+    s: &mut Sizes,
+) -> OpResult<Dims> {
     let ndim = shape.len();
     if ndim <= 1 {
         return contiguous_strides(shape, s);
@@ -626,7 +640,7 @@ pub fn iterator_output_strides(
         return format_strides(shape, MemoryFormat::ChannelsLast, s);
     }
     // perm[0] is the innermost dim (the refs sort back-to-front).
-    let mut perm: Vec<usize> = (0..ndim).rev().collect();
+    let mut perm: smallvec::SmallVec<[usize; 6]> = (0..ndim).rev().collect();
     let should_swap = |d0: usize, d1: usize, s: &mut Sizes| -> i32 {
         for st in &strides {
             let (s0, s1) = (&st[d0], &st[d1]);
@@ -667,7 +681,7 @@ pub fn like_strides(
     strides: &[SymInt],
     format: MemoryFormat,
     s: &mut Sizes,
-) -> OpResult<Vec<SymInt>> {
+) -> OpResult<Dims> {
     match format {
         MemoryFormat::Preserve => {
             if is_non_overlapping_and_dense(sizes, strides, s) {
@@ -681,5 +695,239 @@ pub fn like_strides(
             }
         }
         f => format_strides(sizes, f, s),
+    }
+}
+
+/// The layout rules above for concrete layouts, on plain `i64`s: most
+/// tensors have integer sizes and strides, and these take a fraction of the
+/// instructions the `SymInt` versions do. They give the same results: every
+/// comparison of integers is decided without a guard, so the only difference
+/// could be an overflow, and on an overflow they give up (`None`) and the
+/// general rule runs (and reports it).
+mod concrete {
+    use super::{Dims, IterOperand};
+    use crate::sym::SymInt;
+    use smallvec::SmallVec;
+
+    pub type Ints = SmallVec<[i64; 6]>;
+
+    /// The values of `dims` when all are integers.
+    pub fn ints(dims: &[SymInt]) -> Option<Ints> {
+        dims.iter().map(SymInt::as_int).collect()
+    }
+
+    pub fn dims(values: &[i64]) -> Dims {
+        values.iter().map(|&v| SymInt::int(v)).collect()
+    }
+
+    /// `contiguous_strides` (`order` None) or `strides_from_perm` (`order`
+    /// lists the dims innermost first); None on an overflow.
+    pub fn dense_strides(sizes: &[i64], order: Option<&[usize]>) -> Option<Ints> {
+        let mut strides: Ints = smallvec::smallvec![1; sizes.len()];
+        let mut acc: i64 = 1;
+        let mut step = |d: usize| -> Option<()> {
+            strides[d] = acc;
+            acc = acc.checked_mul(sizes[d].max(1))?;
+            Some(())
+        };
+        match order {
+            Some(order) => order.iter().try_for_each(|&d| step(d))?,
+            None => (0..sizes.len()).rev().try_for_each(step)?,
+        }
+        Some(strides)
+    }
+
+    /// `is_contiguous` (`order` None) or `is_contiguous_as` a format whose
+    /// dims innermost first are `order`.
+    fn is_dense(sizes: &[i64], strides: &[i64], order: Option<&[usize]>) -> bool {
+        if sizes.contains(&0) {
+            return true;
+        }
+        let mut expected: i64 = 1;
+        let mut check = |d: usize| -> bool {
+            if sizes[d] == 1 {
+                return true;
+            }
+            if strides[d] != expected {
+                return false;
+            }
+            match expected.checked_mul(sizes[d]) {
+                Some(v) => {
+                    expected = v;
+                    true
+                }
+                None => false,
+            }
+        };
+        match order {
+            Some(order) => order.iter().all(|&d| check(d)),
+            None => (0..sizes.len()).rev().all(check),
+        }
+    }
+
+    const CHANNELS_LAST: [usize; 4] = [1, 3, 2, 0];
+
+    /// `iterator_output_strides` for a shape of two dims or more; None when
+    /// a size or stride is symbolic, or on an overflow.
+    pub fn output_strides(shape: &[SymInt], inputs: &[IterOperand]) -> Option<Dims> {
+        let ndim = shape.len();
+        let shape = ints(shape)?;
+        let mut strides: SmallVec<[Ints; 4]> = SmallVec::new();
+        for op in inputs {
+            if op.sizes.is_empty() || op.sizes.len() > ndim {
+                continue;
+            }
+            let offset = ndim - op.sizes.len();
+            let mut st: Ints = smallvec::smallvec![0; ndim];
+            for (i, (size, stride)) in op.sizes.iter().zip(op.strides).enumerate() {
+                let (size, stride) = (size.as_int()?, stride.as_int()?);
+                let broadcast = size == 1 && shape[offset + i] != 1;
+                st[offset + i] = if broadcast { 0 } else { stride };
+            }
+            strides.push(st);
+        }
+        if strides.is_empty() {
+            return dense_strides(&shape, None).map(|st| dims(&st));
+        }
+        let all_contiguous = strides.iter().all(|st| is_dense(&shape, st, None));
+        let all_channels_last = ndim == 4
+            && strides
+                .iter()
+                .all(|st| is_dense(&shape, st, Some(&CHANNELS_LAST)));
+        if all_contiguous && !all_channels_last {
+            return dense_strides(&shape, None).map(|st| dims(&st));
+        }
+        if all_channels_last && !all_contiguous {
+            return dense_strides(&shape, Some(&CHANNELS_LAST)).map(|st| dims(&st));
+        }
+        // perm[0] is the innermost dim (the refs sort back-to-front).
+        let mut perm: SmallVec<[usize; 6]> = (0..ndim).rev().collect();
+        let should_swap = |d0: usize, d1: usize| -> i32 {
+            for st in &strides {
+                let (s0, s1) = (st[d0], st[d1]);
+                if s0 == 0 || s1 == 0 {
+                    continue;
+                }
+                if s0 < s1 {
+                    return -1;
+                }
+                if s1 < s0 {
+                    return 1;
+                }
+                if shape[d1] < shape[d0] {
+                    return 1;
+                }
+            }
+            0
+        };
+        for i in 1..ndim {
+            let mut dim1 = i;
+            for dim0 in (0..i).rev() {
+                let c = should_swap(perm[dim0], perm[dim1]);
+                if c > 0 {
+                    perm.swap(dim0, dim1);
+                    dim1 = dim0;
+                } else if c < 0 {
+                    break;
+                }
+            }
+        }
+        dense_strides(&shape, Some(&perm)).map(|st| dims(&st))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn syms(v: &[i64]) -> Dims {
+        v.iter().map(|&x| SymInt::int(x)).collect()
+    }
+
+    /// A small deterministic generator (xorshift), for layouts.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// The integer fast paths give what the general rules give, on random
+    /// layouts (permuted, broadcast, size-0/1 dims, stride-0 dims, overflows).
+    #[test]
+    fn concrete_layout_rules_match_the_general_ones() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut s = Sizes::default();
+        for case in 0..20_000 {
+            let ndim = 2 + rng.next(4) as usize;
+            let shape: Vec<i64> = (0..ndim)
+                .map(|_| match rng.next(10) {
+                    0 => 0,
+                    1..=3 => 1,
+                    9 if case % 50 == 0 => i64::MAX / 3,
+                    _ => 1 + rng.next(5) as i64,
+                })
+                .collect();
+            let n_ops = 1 + rng.next(3) as usize;
+            let mut operands: Vec<(Dims, Dims)> = Vec::new();
+            for _ in 0..n_ops {
+                let nd = match rng.next(4) {
+                    0 => rng.next(ndim as u64 + 1) as usize,
+                    _ => ndim,
+                };
+                let sizes: Vec<i64> = shape[ndim - nd..]
+                    .iter()
+                    .map(|&d| if rng.next(4) == 0 { 1 } else { d })
+                    .collect();
+                let strides: Vec<i64> = match rng.next(4) {
+                    0 => (0..nd).map(|_| rng.next(13) as i64).collect(),
+                    _ => {
+                        let mut perm: Vec<usize> = (0..nd).collect();
+                        for i in (1..nd).rev() {
+                            perm.swap(i, rng.next(i as u64 + 1) as usize);
+                        }
+                        let syms_sizes = syms(&sizes);
+                        strides_from_perm(&syms_sizes, &perm, &mut s)
+                            .map(|st| st.iter().map(|v| v.as_int().unwrap()).collect())
+                            .unwrap_or_else(|_| vec![1; nd])
+                    }
+                };
+                operands.push((syms(&sizes), syms(&strides)));
+            }
+            let inputs: Vec<IterOperand> = operands
+                .iter()
+                .map(|(sizes, strides)| IterOperand { sizes, strides })
+                .collect();
+            let shape = syms(&shape);
+            let fast = concrete::output_strides(&shape, &inputs);
+            let general = iterator_output_strides_general(&shape, &inputs, &mut s);
+            match (fast, general) {
+                (Some(f), Ok(g)) => assert_eq!(f, g, "case {case}: {shape:?}"),
+                (None, _) => {}
+                (Some(f), Err(e)) => panic!("case {case}: fast {f:?}, general {e:?}"),
+            }
+            let fast = concrete::ints(&shape)
+                .and_then(|n| concrete::dense_strides(&n, None))
+                .map(|st| concrete::dims(&st));
+            let mut general = syms(&[1; 0]);
+            let mut acc = SymInt::int(1);
+            let mut overflow = false;
+            for d in (0..shape.len()).rev() {
+                general.insert(0, acc.clone());
+                match acc.mul(&s.max1(&shape[d])) {
+                    Ok(v) => acc = v,
+                    Err(_) => overflow = true,
+                }
+            }
+            match fast {
+                Some(f) => assert_eq!(f, general, "case {case}"),
+                None => assert!(overflow, "case {case}"),
+            }
+        }
+        assert!(s.assumptions.is_empty());
     }
 }

@@ -62,7 +62,7 @@ impl<'p> Scope<'p> {
         let Some(t) = m.tensors.get(id) else {
             return "a tensor".to_string();
         };
-        if let Some(i) = t.input_index {
+        if let Some(i) = t.input() {
             return format!("input {}", self.input_name(i));
         }
         let named = self
@@ -84,7 +84,7 @@ impl<'p> Scope<'p> {
     /// What a tensor aliases, if anything (`view of input x (...)`).
     fn alias(&self, m: &Machine, id: TensorId, name: Option<&str>) -> Option<String> {
         let t = &m.tensors[id];
-        if let Some(i) = t.input_index {
+        if let Some(i) = t.input() {
             let own = self.input_name(i);
             return (name != Some(own)).then(|| format!("is input {own}"));
         }
@@ -92,8 +92,8 @@ impl<'p> Scope<'p> {
             let mut text = format!(
                 "view of {} (`{}` at {})",
                 self.tensor_name(m, view.base, name),
-                view.op,
-                self.program.place(view.span)
+                t.origin_op,
+                self.program.place(t.origin)
             );
             if t.multi_output_view {
                 text.push_str(", one of several views");
@@ -175,7 +175,7 @@ impl<'p> Scope<'p> {
             return format!("{name}: a tensor tpi lost track of\n");
         };
         let mut rows: Vec<(&str, String)> = Vec::new();
-        let role = match t.input_index {
+        let role = match t.input() {
             Some(i) if self.input_name(i) == name => format!("input {i}"),
             Some(i) => format!("bound to input {}", self.input_name(i)),
             None => "a local".to_string(),
@@ -243,8 +243,8 @@ impl<'p> Scope<'p> {
                 format!(
                     "{} (a view by `{}` at {}; creation meta: {meta})",
                     self.tensor_name(m, view.base, Some(name)),
-                    view.op,
-                    self.program.place(view.span)
+                    t.origin_op,
+                    self.program.place(t.origin)
                 ),
             ));
         } else if let Some(alias) = self.alias(m, id, Some(name)) {
@@ -289,7 +289,7 @@ impl<'p> Scope<'p> {
         if !flags.is_empty() {
             rows.push(("flags", flags.join(", ")));
         }
-        if t.input_index.is_none() {
+        if t.input().is_none() {
             rows.push((
                 "made by",
                 format!("`{}` at {}", t.origin_op, self.program.place(t.origin)),

@@ -924,7 +924,7 @@ fn name_line(
     value: &Value,
 ) -> String {
     if let Value::Tensor(id) = value {
-        if let Some(i) = m.tensors.get(*id).and_then(|t| t.input_index) {
+        if let Some(i) = m.tensors.get(*id).and_then(|t| t.input()) {
             if scope.inputs.get(i).is_some_and(|n| n == name) {
                 return format!("{name}: input {i}, {}", scope.tensor(m, *id, Some(name)));
             }
@@ -984,7 +984,7 @@ fn summarise(
         });
     }
     let mut intermediate_writes = BTreeMap::new();
-    for (id, storage) in m.storages.iter().enumerate() {
+    for (id, storage) in m.storages.enumerate() {
         if storage.mutations == 0 || storage.input.is_some() || input_storages.contains(&id) {
             continue;
         }

@@ -59,6 +59,11 @@ impl std::error::Error for SymError {}
 /// (a program of a million statements holds millions of shapes).
 pub struct SymInt(NonZeroUsize);
 
+/// A shape or a list of strides. Tensors of up to four dims (almost all of
+/// them) keep theirs in place, without an allocation: a program of a million
+/// statements makes millions of them.
+pub type Dims = smallvec::SmallVec<[SymInt; 4]>;
+
 /// What a `SymInt` is, borrowed: the form every operation matches on.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Repr<'a> {
