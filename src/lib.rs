@@ -80,8 +80,18 @@ pub struct Timings {
 
 /// The process's peak resident memory so far (`VmHWM`), in bytes.
 pub fn peak_memory() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident memory now (`VmRSS`), in bytes.
+pub fn resident_memory() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A size in kB from `/proc/self/status` (Linux), in bytes.
+fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

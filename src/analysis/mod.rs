@@ -356,12 +356,24 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
 /// and the analysis stage takes about half the time on two cores. Smaller
 /// ones stay on one thread, which is cheaper than starting another.
 const PARALLEL_MIN_STATEMENTS: usize = 2_000;
-/// Above this many statements the two runs go one after the other again:
-/// each run's state is ~0.6 KB per statement, and run in turn the eager run
-/// reuses the memory the analysis run freed, so the peak stays at one run's
-/// (1M statements: 1.0 GB and 7 s one after the other, 1.6 GB and 5.7 s
-/// side by side).
-const PARALLEL_MAX_STATEMENTS: usize = 250_000;
+/// Side by side, both runs' state is live at once; one after the other, the
+/// eager run reuses the memory the analysis run freed, so the peak is one
+/// run's. Entries run side by side while the process's memory plus two
+/// runs' estimated state stays within this budget (issue 8: 1M statements
+/// in at most 1 GiB).
+const SIDE_BY_SIDE_MAX_BYTES: u64 = 1 << 30;
+/// A run's state per statement, as measured on `benches/pipeline.rs`'s
+/// programs at 1M statements (views, reshapes, pointwise ops, matmuls and
+/// in-place writes: about 1.6 tensors, one autograd node and some saved
+/// tensors a statement), with some room.
+const RUN_BYTES_PER_STATEMENT: u64 = 400;
+
+/// Whether two runs of an entry of `statements` statements fit side by side.
+fn side_by_side_fits(statements: usize) -> bool {
+    let runs = 2 * RUN_BYTES_PER_STATEMENT * statements as u64;
+    let now = crate::resident_memory().unwrap_or(0);
+    now + runs <= SIDE_BY_SIDE_MAX_BYTES
+}
 
 fn count_statements(stmts: &[ast::Stmt]) -> usize {
     stmts
@@ -386,8 +398,7 @@ pub fn analyse_function(
     options: &Options,
 ) -> FunctionResult {
     let statements = count_statements(&def.body);
-    if options.threads > 1
-        && (PARALLEL_MIN_STATEMENTS..=PARALLEL_MAX_STATEMENTS).contains(&statements)
+    if options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS && side_by_side_fits(statements)
     {
         let result = std::thread::scope(|scope| {
             let eager = std::thread::Builder::new()
@@ -550,5 +561,16 @@ mod tests {
             "the program has an eager hazard"
         );
         assert_eq!(format!("{parallel:?}"), format!("{sequential:?}"));
+    }
+
+    /// Small entries fit side by side; one whose two runs alone would pass
+    /// the budget does not, whatever the process holds.
+    #[test]
+    fn side_by_side_within_the_memory_budget() {
+        if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 2) {
+            assert!(side_by_side_fits(PARALLEL_MIN_STATEMENTS));
+        }
+        let too_many = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
+        assert!(!side_by_side_fits(too_many));
     }
 }
