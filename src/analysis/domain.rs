@@ -258,6 +258,9 @@ impl SharedGeometry {
 #[derive(Clone, Default)]
 pub struct GeometryTable {
     table: hashbrown::HashTable<SharedGeometry>,
+    /// The geometry returned last: consecutive tensors often share one, and
+    /// a comparison is cheaper than a hash and a probe.
+    last: Option<SharedGeometry>,
 }
 
 impl std::fmt::Debug for GeometryTable {
@@ -266,42 +269,52 @@ impl std::fmt::Debug for GeometryTable {
     }
 }
 
+/// A few multiply-adds: one word per size or stride (`SymInt::hash_word`).
 fn geometry_hash(sizes: &[SymInt], strides: &[SymInt]) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    sizes.hash(&mut h);
-    strides.hash(&mut h);
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write_usize(sizes.len() << 32 | strides.len());
+    for s in sizes.iter().chain(strides) {
+        h.write_u64(s.hash_word());
+    }
     h.finish()
+}
+
+/// Slice equality, inlined (most sizes are small integers equal bit for bit).
+#[inline]
+fn same(a: &[SymInt], b: &[SymInt]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+impl SharedGeometry {
+    #[inline]
+    fn is(&self, sizes: &[SymInt], strides: &[SymInt]) -> bool {
+        same(self.sizes(), sizes) && same(self.strides(), strides)
+    }
 }
 
 impl GeometryTable {
     /// The shared geometry equal to `sizes` and `strides` (made from them
     /// when new).
     pub fn intern(&mut self, sizes: Dims, strides: Dims) -> SharedGeometry {
+        if let Some(last) = &self.last {
+            if last.is(&sizes, &strides) {
+                return last.clone();
+            }
+        }
         let hash = geometry_hash(&sizes, &strides);
-        self.table
+        let geom = self
+            .table
             .entry(
                 hash,
-                |g| g.sizes()[..] == sizes[..] && g.strides()[..] == strides[..],
+                |g| g.is(&sizes, &strides),
                 |g| geometry_hash(g.sizes(), g.strides()),
             )
             .or_insert_with(|| SharedGeometry::new(sizes, strides))
             .get()
-            .clone()
-    }
-
-    /// As `intern`, from borrowed slices: copies them only when new.
-    pub fn intern_slices(&mut self, sizes: &[SymInt], strides: &[SymInt]) -> SharedGeometry {
-        let hash = geometry_hash(sizes, strides);
-        self.table
-            .entry(
-                hash,
-                |g| g.sizes()[..] == *sizes && g.strides()[..] == *strides,
-                |g| geometry_hash(g.sizes(), g.strides()),
-            )
-            .or_insert_with(|| SharedGeometry::new(sizes.into(), strides.into()))
-            .get()
-            .clone()
+            .clone();
+        self.last = Some(geom.clone());
+        geom
     }
 
     /// How many distinct geometries were made.
