@@ -411,7 +411,7 @@ pub fn result_type(it: &Interp, ops: &[Operand]) -> DType {
         match o {
             Operand::Tensor(t) => {
                 let t = it.m.t(*t);
-                if t.sizes.is_empty() {
+                if t.sizes().is_empty() {
                     zero = promote(zero, t.dtype);
                 } else {
                     dim = promote(dim, t.dtype);
@@ -457,7 +457,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         })?;
         if let Operand::Tensor(t) = o {
             let m = &mut it.m;
-            let ts = &m.tensors[t].sizes;
+            let ts = m.tensors[t].sizes();
             // Broadcasting to the shape so far. The first operand's shape
             // is the shape; an equal concrete one leaves it (a symbolic
             // one goes through the rule, which may record guards).
@@ -505,8 +505,8 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
         .map(|&t| {
             let t = &m.tensors[t];
             IterOperand {
-                sizes: &t.sizes,
-                strides: &t.strides,
+                sizes: t.sizes(),
+                strides: t.strides(),
             }
         })
         .collect();
@@ -616,9 +616,9 @@ pub fn tensor_attr(
         return Ok(Value::method(Value::Tensor(t), attr));
     }
     let tt = it.m.t(t);
-    let (ndim, dtype) = (tt.sizes.len(), tt.dtype);
+    let (ndim, dtype) = (tt.sizes().len(), tt.dtype);
     Ok(match attr {
-        "shape" => Value::tuple(tt.sizes.iter().cloned().map(Value::Int).collect()),
+        "shape" => Value::tuple(tt.sizes().iter().cloned().map(Value::Int).collect()),
         "ndim" => Value::int(ndim as i64),
         "dtype" => Value::Dtype(dtype),
         "requires_grad" => Value::Bool(it.m.requires_grad(t)),
@@ -634,7 +634,7 @@ pub fn tensor_attr(
         "is_cuda" => Value::Bool(false),
         "layout" => Value::Str(Rc::from("strided")),
         "T" => {
-            let n = tt.sizes.len() as i64;
+            let n = tt.sizes().len() as i64;
             let dims: Vec<Value> = (0..n).rev().map(Value::int).collect();
             return it.call_op(
                 "permute",
@@ -644,7 +644,7 @@ pub fn tensor_attr(
             );
         }
         "mT" => {
-            if tt.sizes.len() < 2 {
+            if tt.sizes().len() < 2 {
                 return Err(err("dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.", span));
             }
             return it.call_op(
@@ -655,14 +655,14 @@ pub fn tensor_attr(
             );
         }
         "H" | "mH" => {
-            if attr == "H" && tt.sizes.len() != 2 && !tt.sizes.is_empty() {
+            if attr == "H" && tt.sizes().len() != 2 && !tt.sizes().is_empty() {
                 return Err(err(
                     "other",
                     "tensor.H is only supported on matrices (2-D tensors).",
                     span,
                 ));
             }
-            if tt.sizes.len() < 2 {
+            if tt.sizes().len() < 2 {
                 return Ok(Value::Tensor(t));
             }
             return it.call_op(
@@ -814,7 +814,7 @@ fn query(
                     it.m.sizes
                         .concrete(i, "a dim")
                         .map_err(|e| op_error(e, span))?;
-                shape::wrap_dim(d, tt.sizes.len())
+                shape::wrap_dim(d, tt.sizes().len())
                     .map(Some)
                     .map_err(|e| op_error(e, span))
             }
@@ -830,14 +830,14 @@ fn query(
         .or(kw.iter().find(|(k, _)| k == "dim").map(|(_, v)| v));
     Ok(match name {
         "size" => match dim_arg(it, first)? {
-            Some(d) => Value::Int(tt.sizes[d].clone()),
-            None => Value::tuple(tt.sizes.iter().cloned().map(Value::Int).collect()),
+            Some(d) => Value::Int(tt.sizes()[d].clone()),
+            None => Value::tuple(tt.sizes().iter().cloned().map(Value::Int).collect()),
         },
         "stride" => match dim_arg(it, first)? {
-            Some(d) => Value::Int(tt.strides[d].clone()),
-            None => Value::tuple(tt.strides.iter().cloned().map(Value::Int).collect()),
+            Some(d) => Value::Int(tt.strides()[d].clone()),
+            None => Value::tuple(tt.strides().iter().cloned().map(Value::Int).collect()),
         },
-        "dim" | "ndimension" => Value::int(tt.sizes.len() as i64),
+        "dim" | "ndimension" => Value::int(tt.sizes().len() as i64),
         "numel" | "nelement" => Value::Int(it.m.numel(t).map_err(|e| op_error(e, span))?),
         "storage_offset" => Value::Int(tt.offset.clone()),
         "is_contiguous" => {
@@ -850,8 +850,8 @@ fn query(
                 _ => MemoryFormat::Contiguous,
             };
             Value::Bool(shape::is_contiguous_as(
-                &tt.sizes,
-                &tt.strides,
+                tt.sizes(),
+                tt.strides(),
                 f,
                 &mut it.m.sizes,
             ))
@@ -889,7 +889,7 @@ enum ViewResult {
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
     let _ = span;
     let me = a.tensor("self")?;
-    let nd = it.m.t(me).sizes.len();
+    let nd = it.m.t(me).sizes().len();
     let mut meta = it.m.meta_of(me);
     // The rules that need only the metadata (the common views) go first,
     // without a copy of the whole tensor.
@@ -932,13 +932,13 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 return view_dtype(it, &t, *d).map(ViewResult::View);
             }
             let target = if rule == "view_as" {
-                it.m.t(a.tensor("other")?).sizes.clone()
+                it.m.t(a.tensor("other")?).sizes().clone()
             } else {
                 a.syms("size")?
             };
             let numel = it.m.numel(me)?;
             let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
-            match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)? {
+            match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? {
                 Some(strides) => {
                     meta.sizes = sizes;
                     meta.strides = strides;
@@ -948,8 +948,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                         "view-stride",
                         format!(
                             "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces): cannot view a tensor with shape {} and strides {} as shape {}",
-                            show(&t.sizes),
-                            show(&t.strides),
+                            show(t.sizes()),
+                            show(t.strides()),
                             show(&sizes)
                         ),
                     )
@@ -1003,7 +1003,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "expand" | "expand_as" => {
             let target = if rule == "expand_as" {
-                it.m.t(a.tensor("other")?).sizes.clone()
+                it.m.t(a.tensor("other")?).sizes().clone()
             } else {
                 a.syms("size")?
             };
@@ -1037,8 +1037,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     return Err(oe("other", format!("Received an invalid permutation, {}! (permute(): duplicate dims are not allowed.)", int_list_str(&dims))));
                 }
                 seen[w] = true;
-                sizes.push(t.sizes[w].clone());
-                strides.push(t.strides[w].clone());
+                sizes.push(t.sizes()[w].clone());
+                strides.push(t.strides()[w].clone());
             }
             meta.sizes = sizes;
             meta.strides = strides;
@@ -1072,8 +1072,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 .into_iter()
                 .map(|o| o.unwrap_or_else(|| rest.next().unwrap_or(0)))
                 .collect();
-            meta.sizes = perm.iter().map(|&d| t.sizes[d].clone()).collect();
-            meta.strides = perm.iter().map(|&d| t.strides[d].clone()).collect();
+            meta.sizes = perm.iter().map(|&d| t.sizes()[d].clone()).collect();
+            meta.strides = perm.iter().map(|&d| t.strides()[d].clone()).collect();
         }
         "squeeze" => {
             let dims: Vec<usize> = match a.opt_dims(it, "dim")? {
@@ -1086,11 +1086,11 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let mut sizes = Dims::new();
             let mut strides = Dims::new();
             for d in 0..nd {
-                if dims.contains(&d) && it.m.sizes.eq_int(&t.sizes[d], 1) {
+                if dims.contains(&d) && it.m.sizes.eq_int(&t.sizes()[d], 1) {
                     continue;
                 }
-                sizes.push(t.sizes[d].clone());
-                strides.push(t.strides[d].clone());
+                sizes.push(t.sizes()[d].clone());
+                strides.push(t.strides()[d].clone());
             }
             meta.sizes = sizes;
             meta.strides = strides;
@@ -1101,19 +1101,19 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if parts.is_empty() {
                 return Err(oe("other", "unflatten: sizes must be non-empty"));
             }
-            let parts = shape::infer_size(&parts, &t.sizes[d], &mut it.m.sizes).map_err(|_| {
-                oe("invalid-shape", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes[d]))
+            let parts = shape::infer_size(&parts, &t.sizes()[d], &mut it.m.sizes).map_err(|_| {
+                oe("invalid-shape", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes()[d]))
             })?;
-            let mut sizes = Dims::from(&t.sizes[..d]);
+            let mut sizes = Dims::from(&t.sizes()[..d]);
             sizes.extend(parts);
-            sizes.extend(t.sizes[d + 1..].iter().cloned());
-            let strides = shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut it.m.sizes)?
+            sizes.extend(t.sizes()[d + 1..].iter().cloned());
+            let strides = shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)?
                 .ok_or_else(|| {
-                    oe(
-                        "view-stride",
-                        "view size is not compatible with input tensor's size and stride",
-                    )
-                })?;
+                oe(
+                    "view-stride",
+                    "view size is not compatible with input tensor's size and stride",
+                )
+            })?;
             meta.sizes = sizes;
             meta.strides = strides;
         }
@@ -1121,7 +1121,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let mut start = a.sym("start")?;
             let length = a.sym("length")?;
-            let size = t.sizes[d].clone();
+            let size = t.sizes()[d].clone();
             if it.m.sizes.lt_int(&start, 0) {
                 start = it.m.sizes.add(&start, &size)?;
             }
@@ -1173,13 +1173,13 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             // guard when the symbols do not decide them.
             let (a1, a2) = if off >= 0 {
                 (
-                    t.sizes[d1].clone(),
-                    it.m.sizes.sub(&t.sizes[d2], &SymInt::int(off))?,
+                    t.sizes()[d1].clone(),
+                    it.m.sizes.sub(&t.sizes()[d2], &SymInt::int(off))?,
                 )
             } else {
                 (
-                    it.m.sizes.add(&t.sizes[d1], &SymInt::int(off))?,
-                    t.sizes[d2].clone(),
+                    it.m.sizes.add(&t.sizes()[d1], &SymInt::int(off))?,
+                    t.sizes()[d2].clone(),
                 )
             };
             let smaller = match it.m.sizes.env.cmp_le(&a1, &a2) {
@@ -1207,9 +1207,9 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let mut offset = meta.offset.clone();
             if start > 0 && !it.m.sizes.eq_int(&len_sym, 0) {
                 let st = if off >= 0 {
-                    &t.strides[d2]
+                    &t.strides()[d2]
                 } else {
-                    &t.strides[d1]
+                    &t.strides()[d1]
                 };
                 offset =
                     it.m.sizes
@@ -1219,12 +1219,12 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let mut strides = Dims::new();
             for d in 0..nd {
                 if d != d1 && d != d2 {
-                    sizes.push(t.sizes[d].clone());
-                    strides.push(t.strides[d].clone());
+                    sizes.push(t.sizes()[d].clone());
+                    strides.push(t.strides()[d].clone());
                 }
             }
             sizes.push(len_sym);
-            strides.push(it.m.sizes.add(&t.strides[d1], &t.strides[d2])?);
+            strides.push(it.m.sizes.add(&t.strides()[d1], &t.strides()[d2])?);
             meta = Meta {
                 sizes,
                 strides,
@@ -1242,7 +1242,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let dim_size = if nd == 0 {
                 SymInt::int(1)
             } else {
-                t.sizes[d].clone()
+                t.sizes()[d].clone()
             };
             if it.m.sizes.lt(&dim_size, &size) {
                 return Err(oe(
@@ -1262,7 +1262,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 meta.sizes = smallvec![size];
                 meta.strides = smallvec![SymInt::int(1)];
             } else {
-                let st = t.strides[d].clone();
+                let st = t.strides()[d].clone();
                 meta.sizes[d] = n;
                 meta.strides[d] = it.m.sizes.mul(&st, &SymInt::int(step))?;
                 meta.sizes.push(size);
@@ -1302,10 +1302,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     "view_as_complex is only supported for float, double and half tensors",
                 ));
             }
-            if nd == 0 || !it.m.sizes.eq_int(&t.sizes[nd - 1], 2) {
+            if nd == 0 || !it.m.sizes.eq_int(&t.sizes()[nd - 1], 2) {
                 return Err(oe("other", "Tensor must have a last dimension of size 2"));
             }
-            if !it.m.sizes.eq_int(&t.strides[nd - 1], 1) {
+            if !it.m.sizes.eq_int(&t.strides()[nd - 1], 1) {
                 return Err(oe(
                     "other",
                     "Tensor must have a last dimension with stride 1",
@@ -1328,10 +1328,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
 
 fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
     let mut strides = Dims::new();
-    for s in &t.strides {
+    for s in t.strides() {
         strides.push(it.m.sizes.mul(s, &SymInt::int(2))?);
     }
-    let mut sizes = t.sizes.clone();
+    let mut sizes = t.sizes().clone();
     sizes.push(SymInt::int(2));
     strides.push(SymInt::int(1));
     Ok(Meta {
@@ -1345,22 +1345,22 @@ fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
 fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
     let (a, b) = (t.dtype.itemsize(), d.itemsize());
     let mut meta = Meta {
-        sizes: t.sizes.clone(),
-        strides: t.strides.clone(),
+        sizes: t.sizes().clone(),
+        strides: t.strides().clone(),
         offset: t.offset.clone(),
         dtype: d,
     };
     if a == b {
         return Ok(meta);
     }
-    let nd = t.sizes.len();
+    let nd = t.sizes().len();
     if nd == 0 {
         return Err(oe(
             "other",
             "self.dim() cannot be 0 to view a tensor as a dtype with a different element size",
         ));
     }
-    if !it.m.sizes.eq_int(&t.strides[nd - 1], 1) {
+    if !it.m.sizes.eq_int(&t.strides()[nd - 1], 1) {
         return Err(oe(
             "other",
             "self.stride(-1) must be 1 to view a tensor as a dtype with a different element size",
@@ -1368,14 +1368,14 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
     }
     if a > b {
         let f = a / b;
-        meta.sizes[nd - 1] = it.m.sizes.mul(&t.sizes[nd - 1], &SymInt::int(f))?;
+        meta.sizes[nd - 1] = it.m.sizes.mul(&t.sizes()[nd - 1], &SymInt::int(f))?;
         for s in meta.strides.iter_mut().take(nd - 1) {
             *s = s.mul(&SymInt::int(f))?;
         }
         meta.offset = meta.offset.mul(&SymInt::int(f))?;
     } else {
         let f = b / a;
-        meta.sizes[nd - 1] = it.m.sizes.floordiv(&t.sizes[nd - 1], &SymInt::int(f))?;
+        meta.sizes[nd - 1] = it.m.sizes.floordiv(&t.sizes()[nd - 1], &SymInt::int(f))?;
         for s in meta.strides.iter_mut().take(nd - 1) {
             *s = s.floordiv(&SymInt::int(f))?;
         }
@@ -1387,7 +1387,7 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
 /// `inferExpandGeometry`.
 fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(Dims, Dims)> {
     let nd = target.len();
-    let td = t.sizes.len();
+    let td = t.sizes().len();
     if nd < td && it.m.mode == Mode::Analysis {
         return Err(oe(
             "other",
@@ -1397,7 +1397,7 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
     if nd < td {
         return Err(oe(
             "expand",
-            format!("expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})", show(&t.sizes), show(target), nd, td),
+            format!("expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})", show(t.sizes()), show(target), nd, td),
         ));
     }
     let mut sizes = smallvec![SymInt::int(0); nd];
@@ -1407,8 +1407,8 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
         let dim = td as i64 - 1 - offset as i64;
         let (mut size, mut stride) = if dim >= 0 {
             (
-                t.sizes[dim as usize].clone(),
-                t.strides[dim as usize].clone(),
+                t.sizes()[dim as usize].clone(),
+                t.strides()[dim as usize].clone(),
             )
         } else if i + 1 < nd {
             (
@@ -1429,7 +1429,7 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
             if !it.m.sizes.eq_int(&size, 1) {
                 return Err(oe(
                     "expand",
-                    format!("The expanded size of the tensor ({tsize}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}", show(target), show(&t.sizes)),
+                    format!("The expanded size of the tensor ({tsize}) must match the existing size ({size}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}", show(target), show(t.sizes())),
                 ));
             }
             size = tsize;
@@ -1442,14 +1442,14 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
 }
 
 fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<Meta> {
-    let size = t.sizes[d].clone();
+    let size = t.sizes()[d].clone();
     let neg_size = size.neg()?;
     if it.m.sizes.lt(&idx, &neg_size) || it.m.sizes.le(&size, &idx) {
         return Err(oe(
             "index-out-of-range",
             format!(
                 "select(): index {idx} out of range for tensor of size {} at dimension {d}",
-                show(&t.sizes)
+                show(t.sizes())
             ),
         ));
     }
@@ -1460,9 +1460,9 @@ fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<M
     };
     let offset =
         it.m.sizes
-            .add(&t.offset, &it.m.sizes.mul(&idx, &t.strides[d])?)?;
-    let mut sizes = t.sizes.clone();
-    let mut strides = t.strides.clone();
+            .add(&t.offset, &it.m.sizes.mul(&idx, &t.strides()[d])?)?;
+    let mut sizes = t.sizes().clone();
+    let mut strides = t.strides().clone();
     sizes.remove(d);
     strides.remove(d);
     Ok(Meta {
@@ -1487,7 +1487,7 @@ fn slice_meta(
         return Err(oe("other", "slice step must be positive"));
     }
     let s = &mut it.m.sizes;
-    let size = t.sizes[d].clone();
+    let size = t.sizes()[d].clone();
     let zero = SymInt::int(0);
     let norm = |v: Option<SymInt>,
                 default: SymInt,
@@ -1515,9 +1515,9 @@ fn slice_meta(
     } else {
         s.floordiv(&s.add(&len, &SymInt::int(step - 1))?, &SymInt::int(step))?
     };
-    let offset = s.add(&t.offset, &s.mul(&start, &t.strides[d])?)?;
-    let mut sizes = t.sizes.clone();
-    let mut strides = t.strides.clone();
+    let offset = s.add(&t.offset, &s.mul(&start, &t.strides()[d])?)?;
+    let mut sizes = t.sizes().clone();
+    let mut strides = t.strides().clone();
     sizes[d] = n;
     strides[d] = s.mul(&strides[d], &SymInt::int(step))?;
     Ok(Meta {
@@ -1585,7 +1585,7 @@ fn apply_slicing(
     span: Span,
     single: bool,
 ) -> R<(TensorId, Vec<(usize, TensorId)>)> {
-    let nd = it.m.t(t).sizes.len();
+    let nd = it.m.t(t).sizes().len();
     let specified = items
         .iter()
         .filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool))
@@ -1607,7 +1607,7 @@ fn apply_slicing(
         match item {
             Index::Int(i) => {
                 let tt = it.m.t(cur).clone();
-                if tt.sizes.is_empty() {
+                if tt.sizes().is_empty() {
                     return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
                 }
                 let meta = select_meta(it, &tt, dim, i.clone()).map_err(|e| {
@@ -1616,7 +1616,7 @@ fn apply_slicing(
                             "index-out-of-range",
                             format!(
                                 "index {i} is out of bounds for dimension {dim} with size {}",
-                                tt.sizes[dim]
+                                tt.sizes()[dim]
                             ),
                         ),
                         span,
@@ -1646,7 +1646,7 @@ fn apply_slicing(
                 let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
                     // statically known only: no guard (TORCH_STATICALLY_KNOWN_TRUE)
                     && b.as_ref().is_some_and(|x| {
-                        matches!(it.m.sizes.env.cmp_eq(&tt.sizes[dim], x), crate::sym::Truth::Proven(true))
+                        matches!(it.m.sizes.env.cmp_eq(&tt.sizes()[dim], x), crate::sym::Truth::Proven(true))
                     })
                     && step == 1;
                 if !full || single {
@@ -1731,14 +1731,14 @@ fn check_literal_index_bounds(
     let env = &it.m.sizes.env;
     let Some(sizes) = advanced
         .iter()
-        .map(|(d, _)| st.sizes.get(*d).and_then(|s| env.hint(s)))
+        .map(|(d, _)| st.sizes().get(*d).and_then(|s| env.hint(s)))
         .collect::<Option<Vec<i64>>>()
     else {
         return Ok(());
     };
     // A result with no elements runs no kernel.
     let empty = st
-        .sizes
+        .sizes()
         .iter()
         .enumerate()
         .any(|(d, s)| !advanced.iter().any(|(a, _)| *a == d) && env.hint(s) == Some(0));
@@ -1792,9 +1792,9 @@ fn advanced_index(
     for &(d, ix) in adv {
         let ixt = it.m.t(ix).clone();
         let data_dependent =
-            ixt.dtype == DType::Bool || ixt.dtype == DType::U8 || ixt.sizes.is_empty();
+            ixt.dtype == DType::Bool || ixt.dtype == DType::U8 || ixt.sizes().is_empty();
         if data_dependent && it.m.mode == Mode::Analysis {
-            let what = if ixt.sizes.is_empty() {
+            let what = if ixt.sizes().is_empty() {
                 "indexing with a 0-dim integer tensor reads its value"
             } else {
                 "indexing with a boolean mask gives a data-dependent shape"
@@ -1807,18 +1807,18 @@ fn advanced_index(
             // Eager knows the data: an unknown number of selected elements.
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
-            let keep = if ixt.sizes.is_empty() {
+            let keep = if ixt.sizes().is_empty() {
                 vec![]
             } else {
                 vec![u]
             };
             let rest: Dims = st
-                .sizes
+                .sizes()
                 .iter()
-                .skip(d + ixt.sizes.len().max(1))
+                .skip(d + ixt.sizes().len().max(1))
                 .cloned()
                 .collect();
-            let mut sizes = Dims::from(&st.sizes[..d]);
+            let mut sizes = Dims::from(&st.sizes()[..d]);
             sizes.extend(keep);
             sizes.extend(rest);
             let meta =
@@ -1836,14 +1836,14 @@ fn advanced_index(
                 span,
             ));
         }
-        if d >= st.sizes.len() {
+        if d >= st.sizes().len() {
             return Err(err(
                 "index-out-of-range",
                 "too many indices for tensor",
                 span,
             ));
         }
-        idx_shape = shape::broadcast_shapes(&idx_shape, &ixt.sizes, &mut it.m.sizes)
+        idx_shape = shape::broadcast_shapes(&idx_shape, ixt.sizes(), &mut it.m.sizes)
             .map_err(|e| op_error(e, span))?;
     }
     let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
@@ -1851,18 +1851,18 @@ fn advanced_index(
     let mut sizes = Dims::new();
     if adjacent {
         let first = dims[0];
-        sizes.extend(st.sizes[..first].iter().cloned());
+        sizes.extend(st.sizes()[..first].iter().cloned());
         sizes.extend(idx_shape.iter().cloned());
-        for d in first..st.sizes.len() {
+        for d in first..st.sizes().len() {
             if !dims.contains(&d) {
-                sizes.push(st.sizes[d].clone());
+                sizes.push(st.sizes()[d].clone());
             }
         }
     } else {
         sizes.extend(idx_shape.iter().cloned());
-        for d in 0..st.sizes.len() {
+        for d in 0..st.sizes().len() {
             if !dims.contains(&d) {
-                sizes.push(st.sizes[d].clone());
+                sizes.push(st.sizes()[d].clone());
             }
         }
     }
@@ -1870,20 +1870,20 @@ fn advanced_index(
     // takes the dim order of `self` restrided as restride_src does (the
     // indexed dims, moved to the front when not adjacent, replaced by
     // stride-0 dims of the index shape).
-    let kept = (0..st.sizes.len()).filter(|d| !dims.contains(d));
+    let kept = (0..st.sizes().len()).filter(|d| !dims.contains(d));
     let zeros = std::iter::repeat_n(SymInt::int(0), idx_shape.len());
     let restrided: Dims = if adjacent {
         let first = dims[0];
-        st.strides[..first]
+        st.strides()[..first]
             .iter()
             .cloned()
             .chain(zeros)
-            .chain(kept.filter(|&d| d > first).map(|d| st.strides[d].clone()))
+            .chain(kept.filter(|&d| d > first).map(|d| st.strides()[d].clone()))
             .collect()
     } else {
-        zeros.chain(kept.map(|d| st.strides[d].clone())).collect()
+        zeros.chain(kept.map(|d| st.strides()[d].clone())).collect()
     };
-    let empty = st.sizes.iter().any(|s| it.m.sizes.eq_int(s, 0));
+    let empty = st.sizes().iter().any(|s| it.m.sizes.eq_int(s, 0));
     let strides = if empty {
         shape::contiguous_strides(&sizes, &mut it.m.sizes)
     } else {
@@ -1911,8 +1911,8 @@ fn advanced_index(
 /// ATen's `copy_to`: `copy_` when the shapes agree or the value has dims,
 /// `fill_` for a 0-d value into a tensor with dims.
 fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()> {
-    let same = it.m.t(value).sizes == it.m.t(dst).sizes;
-    let op = if !same && it.m.t(value).sizes.is_empty() {
+    let same = it.m.t(value).sizes() == it.m.t(dst).sizes();
+    let op = if !same && it.m.t(value).sizes().is_empty() {
         "fill_"
     } else {
         "copy_"
@@ -1954,21 +1954,19 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
         Value::Tensor(v) => {
-            let (vs, ds) = (it.m.t(v).sizes.clone(), it.m.t(dst).sizes.clone());
+            let (vs, ds) = (it.m.t(v).sizes().clone(), it.m.t(dst).sizes().clone());
             if !vs.is_empty() && vs != ds {
                 // copy_to: expand_inplace(dst, value) first.
                 let vt = it.m.t(v).clone();
                 let trimmed: Dims = vt
-                    .sizes
+                    .sizes()
                     .iter()
                     .skip_while(|s| s.as_int() == Some(1))
                     .cloned()
                     .collect();
-                let probe = Tensor {
-                    sizes: trimmed.clone(),
-                    strides: smallvec![SymInt::int(1); trimmed.len()],
-                    ..vt
-                };
+                let mut probe = vt;
+                let ones = smallvec![SymInt::int(1); trimmed.len()];
+                probe.set_geometry(SharedGeometry::new(trimmed, ones));
                 expand_geometry(it, &probe, &ds).map_err(|e| op_error(e, span))?;
             }
             // copy_to: a value of another shape is first viewed without its
@@ -2033,7 +2031,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
 fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
-    let nd = t.sizes.len();
+    let nd = t.sizes().len();
     let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
     if nd == 0 {
         return Err(oe(
@@ -2041,7 +2039,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             "Dimension specified as 0 but tensor has no dimensions",
         ));
     }
-    let size = t.sizes[d].clone();
+    let size = t.sizes()[d].clone();
     let mut metas = Vec::new();
     let mut multi = true;
     match op.rule {
@@ -2312,9 +2310,9 @@ fn copy_of(
 ) -> OpResult<Value> {
     let m = &mut it.m;
     let t = &m.tensors[me];
-    let strides = shape::like_strides(&t.sizes, &t.strides, format, &mut m.sizes)?;
+    let strides = shape::like_strides(t.sizes(), t.strides(), format, &mut m.sizes)?;
     let meta = Meta {
-        sizes: t.sizes.clone(),
+        sizes: t.sizes().clone(),
         strides,
         offset: SymInt::int(0),
         dtype,
@@ -2350,7 +2348,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         "identity" => Ok(Value::Tensor(me)),
         "reshape" | "reshape_as" => {
             let target = if op.rule == "reshape_as" {
-                it.m.t(a.tensor("other")?).sizes.clone()
+                it.m.t(a.tensor("other")?).sizes().clone()
             } else {
                 a.syms("shape")?
             };
@@ -2360,7 +2358,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         }
         "flatten" => {
             let t = it.m.t(me).clone();
-            let nd = t.sizes.len();
+            let nd = t.sizes().len();
             if nd == 0 {
                 return reshape_to(it, me, smallvec![SymInt::int(1)], span);
             }
@@ -2375,10 +2373,10 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             if s == e {
                 return Ok(Value::Tensor(me));
             }
-            let mid = it.m.sizes.prod(&t.sizes[s..=e])?;
-            let mut sizes = Dims::from(&t.sizes[..s]);
+            let mid = it.m.sizes.prod(&t.sizes()[s..=e])?;
+            let mut sizes = Dims::from(&t.sizes()[..s]);
             sizes.push(mid);
-            sizes.extend(t.sizes[e + 1..].iter().cloned());
+            sizes.extend(t.sizes()[e + 1..].iter().cloned());
             reshape_to(it, me, sizes, span)
         }
         "contiguous" => {
@@ -2387,7 +2385,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 .unwrap_or(MemoryFormat::Contiguous);
             let m = &mut it.m;
             let t = &m.tensors[me];
-            if shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut m.sizes) {
+            if shape::is_contiguous_as(t.sizes(), t.strides(), f, &mut m.sizes) {
                 Ok(Value::Tensor(me))
             } else {
                 let f = if f == MemoryFormat::Preserve {
@@ -2422,7 +2420,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 Some(f) => {
                     let m = &mut it.m;
                     let t = &m.tensors[me];
-                    shape::is_contiguous_as(&t.sizes, &t.strides, f, &mut m.sizes)
+                    shape::is_contiguous_as(t.sizes(), t.strides(), f, &mut m.sizes)
                 }
             };
             if d == own && !copy && format_ok {
@@ -2447,7 +2445,7 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
     let m = &mut it.m;
     let t = &m.tensors[me];
     let (offset, dtype) = (t.offset.clone(), t.dtype);
-    match shape::compute_stride(&t.sizes, &t.strides, &sizes, &mut m.sizes)? {
+    match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut m.sizes)? {
         Some(strides) => {
             let meta = Meta {
                 sizes,
@@ -2551,7 +2549,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let t = {
         let t = it.m.t(me);
         InplaceTarget {
-            sizes: t.sizes.clone(),
+            sizes: t.sizes().clone(),
             dtype: t.dtype,
         }
     };
@@ -2652,7 +2650,7 @@ struct InplaceTarget {
 /// `self`'s shape with torch._refs' `expand`: its checks, and its words,
 /// come before any broadcasting error.
 fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpResult<()> {
-    let sizes = it.m.t(src).sizes.clone();
+    let sizes = it.m.t(src).sizes().clone();
     if sizes.len() > target.len() {
         return Err(OpError::new(
             "other",
@@ -2703,7 +2701,7 @@ fn inplace_result(
     match op.rule {
         "fill" => {
             if let Value::Tensor(v) = a.get("value") {
-                let nd = it.m.t(*v).sizes.len();
+                let nd = it.m.t(*v).sizes().len();
                 if nd != 0 {
                     return Err(oe("other", format!("fill_ only supports 0-dimension value tensor but got tensor with {nd} dimensions.")));
                 }
@@ -2712,9 +2710,9 @@ fn inplace_result(
         }
         "copy" => {
             let src = a.tensor("src")?;
-            let ss = it.m.t(src).sizes.clone();
+            let ss = it.m.t(src).sizes().clone();
             // src must broadcast to self.
-            let b = shape::broadcast_shapes(&t.sizes, &ss, &mut it.m.sizes)?;
+            let b = shape::broadcast_shapes(t.sizes(), &ss, &mut it.m.sizes)?;
             Ok((Some(b), None))
         }
         "masked_fill" => {
@@ -2729,10 +2727,10 @@ fn inplace_result(
                     ),
                 ));
             }
-            let ms = it.m.t(mask).sizes.clone();
-            let b = shape::broadcast_shapes(&t.sizes, &ms, &mut it.m.sizes)?;
+            let ms = it.m.t(mask).sizes().clone();
+            let b = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
             if let Value::Tensor(v) = a.get("value") {
-                if !it.m.t(*v).sizes.is_empty() {
+                if !it.m.t(*v).sizes().is_empty() {
                     return Err(oe(
                         "other",
                         "masked_fill_ only supports a 0-dimensional value tensor",
@@ -2784,7 +2782,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 return Err(oe("other", "cannot resize variables that require grad"));
             }
             let sizes = if op.rule == "resize_as" {
-                it.m.t(a.tensor("the_template")?).sizes.clone()
+                it.m.t(a.tensor("the_template")?).sizes().clone()
             } else {
                 a.syms("size")?
             };
@@ -2817,9 +2815,8 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     if op.rule == "resize_as" {
         // Functionalization turns resize_as_ into a data mutation (no metadata flag).
         it.m.mutate_data(me, "resize_as_", &[], span)?;
-        let t = &mut it.m.tensors[me];
-        t.sizes = meta.sizes;
-        t.strides = meta.strides;
+        let geom = it.m.geometry(meta.sizes, meta.strides);
+        it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }
     it.m.provenance.metadata(me, t.storage, op.name, span);
@@ -2864,8 +2861,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             it.m.versions[version] += 1;
             let t = &mut it.m.tensors[me];
             t.storage = s.storage;
-            t.sizes = s.sizes;
-            t.strides = s.strides;
+            t.set_geometry(s.geometry().clone());
             t.offset = s.offset;
             t.storage_changed = true;
             // set_ propagates requires_grad, but has no derivative.
@@ -2890,7 +2886,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 Some(b) => b.clone(),
                 None => {
                     let t = it.m.t(me).clone();
-                    let numel = it.m.sizes.prod(&t.sizes)?;
+                    let numel = it.m.sizes.prod(t.sizes())?;
                     it.m.sizes.mul(&numel, &SymInt::int(t.dtype.itemsize()))?
                 }
             };
@@ -3123,12 +3119,12 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             let fmt = a
                 .memory_format("memory_format")?
                 .unwrap_or(MemoryFormat::Preserve);
-            let strides = shape::like_strides(&t.sizes, &t.strides, fmt, &mut it.m.sizes)?;
+            let strides = shape::like_strides(t.sizes(), t.strides(), fmt, &mut it.m.sizes)?;
             let dtype = match (dtype_arg, op.name, a.get("fill_value")) {
                 (Some(d), _, _) => d,
                 (None, _, _) => t.dtype,
             };
-            (t.sizes.clone(), dtype, Some(strides))
+            (t.sizes().clone(), dtype, Some(strides))
         }
         "new" => {
             let src = a.tensor("self")?;
@@ -3190,9 +3186,9 @@ fn literal_index_select_check(
     dim: usize,
     values: &[i64],
 ) -> OpResult<()> {
-    let contiguous = shape::is_contiguous(&t.sizes, &t.strides, &mut it.m.sizes);
+    let contiguous = shape::is_contiguous(t.sizes(), t.strides(), &mut it.m.sizes);
     let env = &it.m.sizes.env;
-    let hints: Option<Vec<i64>> = t.sizes.iter().map(|s| env.hint(s)).collect();
+    let hints: Option<Vec<i64>> = t.sizes().iter().map(|s| env.hint(s)).collect();
     let (Some(sizes), false) = (hints, values.is_empty()) else {
         return Ok(());
     };
@@ -3247,7 +3243,7 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Dims, DType)> {
         Value::Float(_) => Ok((smallvec![], DType::F32)),
         Value::Tensor(t) => {
             let t = it.m.t(*t);
-            Ok((t.sizes.clone(), t.dtype))
+            Ok((t.sizes().clone(), t.dtype))
         }
         Value::Tuple(_) | Value::List(_) => {
             let items = v.sequence().unwrap_or_default();
@@ -3312,7 +3308,7 @@ fn reduce_dims(
     dims: Option<Vec<i64>>,
     keepdim: bool,
 ) -> OpResult<Dims> {
-    let nd = t.sizes.len();
+    let nd = t.sizes().len();
     let dims: Vec<usize> = match dims {
         None => (0..nd).collect(),
         Some(ds) if ds.is_empty() => (0..nd).collect(),
@@ -3338,7 +3334,7 @@ fn reduce_dims(
                 sizes.push(SymInt::int(1));
             }
         } else {
-            sizes.push(t.sizes[d].clone());
+            sizes.push(t.sizes()[d].clone());
         }
     }
     Ok(sizes)
@@ -3457,10 +3453,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if it.m.t(mask).dtype != DType::Bool {
                 return Err(oe("other", "masked_fill only supports boolean masks"));
             }
-            let ms = it.m.t(mask).sizes.clone();
-            let sizes = shape::broadcast_shapes(&t.sizes, &ms, &mut it.m.sizes)?;
-            let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
-            let meta = if sizes == t.sizes {
+            let ms = it.m.t(mask).sizes().clone();
+            let sizes = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
+            let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
+            let meta = if sizes == *t.sizes() {
                 Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }
             } else {
                 contiguous(it, sizes, t.dtype)?
@@ -3545,9 +3541,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "cumsum" => {
             let t = need(&t, op)?;
-            shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
             let dtype = a.dtype("dtype")?.unwrap_or(if t.dtype.is_integral() { DType::I64 } else { t.dtype });
-            let meta = contiguous(it, t.sizes.clone(), dtype)?;
+            let meta = contiguous(it, t.sizes().clone(), dtype)?;
             Ok((vec![meta], None))
         }
         "softmax" => {
@@ -3555,7 +3551,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let d = match a.opt_int(it, "dim")? {
                 Some(d) => d,
                 None => {
-                    let nd = t.sizes.len() as i64;
+                    let nd = t.sizes().len() as i64;
                     if nd == 0 || nd == 1 || nd == 3 {
                         0
                     } else {
@@ -3566,7 +3562,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // The analysis's softmax decomposition does not check the dim;
             // log_softmax's does, and eager always does.
             if it.m.mode == Mode::Eager || op.name != "softmax" {
-                shape::wrap_dim(d, t.sizes.len())?;
+                shape::wrap_dim(d, t.sizes().len())?;
             }
             let dtype = a.dtype("dtype")?.unwrap_or(t.dtype);
             if dtype.is_integral() {
@@ -3574,21 +3570,21 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             // softmax's decomposition starts with x.contiguous(); log_softmax keeps the layout.
             let strides = if op.name == "softmax" {
-                shape::contiguous_strides(&t.sizes, &mut it.m.sizes)?
+                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
             } else {
-                shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
+                shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
             };
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype }], None))
+            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {
             let t = need(&t, op)?;
             // sort's meta does not check the dim: only eager rejects a bad one.
             let d = a.int(it, "dim")?;
             if it.m.mode == Mode::Eager {
-                shape::wrap_dim(d, t.sizes.len())?;
+                shape::wrap_dim(d, t.sizes().len())?;
             }
-            let values = contiguous(it, t.sizes.clone(), t.dtype)?;
-            let indices = contiguous(it, t.sizes.clone(), DType::I64)?;
+            let values = contiguous(it, t.sizes().clone(), t.dtype)?;
+            let indices = contiguous(it, t.sizes().clone(), DType::I64)?;
             if rule == "argsort" {
                 return Ok((vec![indices], None));
             }
@@ -3596,14 +3592,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "topk" => {
             let t = need(&t, op)?;
-            let nd = t.sizes.len();
+            let nd = t.sizes().len();
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let k = a.sym("k")?;
-            let size = if nd == 0 { SymInt::int(1) } else { t.sizes[d].clone() };
+            let size = if nd == 0 { SymInt::int(1) } else { t.sizes()[d].clone() };
             if it.m.sizes.lt_int(&k, 0) || it.m.sizes.lt(&size, &k) {
                 return Err(oe("index-out-of-range", "selected index k out of range"));
             }
-            let mut sizes = t.sizes.clone();
+            let mut sizes = t.sizes().clone();
             if nd > 0 {
                 sizes[d] = k;
             }
@@ -3625,24 +3621,24 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if t.dtype != ot.dtype && autocast_dtype(it, rule).is_none() && it.m.mode == Mode::Eager {
                 return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", t.dtype.name(), ot.dtype.name())));
             }
-            let sizes = matmul_shape(it, rule, &t.sizes, &ot.sizes)?;
+            let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
             // matmul folds a >2-d operand times a <=2-d one with a view/reshape
             // of the larger operand, which the analysis refuses under inference_mode.
-            if rule == "matmul" && it.m.inference_mode && t.sizes.len() >= 3 && ot.sizes.len() <= 2 {
+            if rule == "matmul" && it.m.inference_mode && t.sizes().len() >= 3 && ot.sizes().len() <= 2 {
                 let tm = it.m.meta_of(me.unwrap_or(o));
                 it.m.view_of(me.unwrap_or(o), tm, "view", false, true, span)?;
             }
             // The analysis's decompositions promote mixed dtypes.
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
             let meta = contiguous(it, sizes, dtype)?;
-            let (d1, d2) = (t.sizes.len(), ot.sizes.len());
+            let (d1, d2) = (t.sizes().len(), ot.sizes().len());
             if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, t, &ot, me.unwrap_or(o), o) {
                 // torch._decomp's matmul, batched path:
                 // `tensor1_expanded.bmm(tensor2_expanded).view(output_shape)`, a view of
                 // an intermediate (eager's C++ uses _unsafe_view instead).
                 let named = named_inputs(a);
-                let n = if d1 >= 2 { t.sizes[d1 - 2].clone() } else { SymInt::int(1) };
-                let p = if d2 >= 2 { ot.sizes[d2 - 1].clone() } else { SymInt::int(1) };
+                let n = if d1 >= 2 { t.sizes()[d1 - 2].clone() } else { SymInt::int(1) };
+                let p = if d2 >= 2 { ot.sizes()[d2 - 1].clone() } else { SymInt::int(1) };
                 let batch_dims = meta.sizes.len() - usize::from(d1 >= 2) - usize::from(d2 >= 2);
                 let batch = it.m.sizes.prod(&meta.sizes[..batch_dims])?;
                 let bmm_meta = contiguous(it, smallvec![batch, n, p], dtype)?;
@@ -3656,11 +3652,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "addmm" | "baddbmm" => {
             let t = need(&t, op)?;
             let (m1, m2) = if rule == "addmm" { (a.tensor("mat1")?, a.tensor("mat2")?) } else { (a.tensor("batch1")?, a.tensor("batch2")?) };
-            let (s1, s2) = (it.m.t(m1).sizes.clone(), it.m.t(m2).sizes.clone());
+            let (s1, s2) = (it.m.t(m1).sizes().clone(), it.m.t(m2).sizes().clone());
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
-            let sizes = shape::broadcast_shapes(&t.sizes, &prod, &mut it.m.sizes)?;
+            let sizes = shape::broadcast_shapes(t.sizes(), &prod, &mut it.m.sizes)?;
             if sizes != prod {
-                return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(&t.sizes), show(&prod))));
+                return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(t.sizes()), show(&prod))));
             }
             let dtype = autocast_dtype(it, rule).unwrap_or(t.dtype);
             let meta = contiguous(it, prod, dtype)?;
@@ -3669,11 +3665,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "linear" => {
             let x = a.tensor("input")?;
             let w = a.tensor("weight")?;
-            let (xs, ws) = (it.m.t(x).sizes.clone(), it.m.t(w).sizes.clone());
+            let (xs, ws) = (it.m.t(x).sizes().clone(), it.m.t(w).sizes().clone());
             let wt: Dims = ws.iter().rev().cloned().collect();
             let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
             if let Some(b) = a.opt_tensor("bias")? {
-                let bs = it.m.t(b).sizes.clone();
+                let bs = it.m.t(b).sizes().clone();
                 sizes = shape::broadcast_shapes(&sizes, &bs, &mut it.m.sizes)?;
             }
             let dtype = autocast_dtype(it, rule).unwrap_or(it.m.t(x).dtype);
@@ -3688,7 +3684,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let wm = it.m.meta_of(w);
                 it.m.view_of(w, wm, "t", false, true, span)?;
             }
-            if bias.is_some() && xs.len() >= 3 && shape::is_contiguous(&xt.sizes, &xt.strides, &mut it.m.sizes) {
+            if bias.is_some() && xs.len() >= 3 && shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes) {
                 // _flatten_nd_linear: addmm on the flattened input, then
                 // `result.view(*batch, out)`: a view of an intermediate.
                 let named = named_inputs(a);
@@ -3703,22 +3699,22 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "clone" => {
             let t = need(&t, op)?;
             let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
-            let strides = shape::like_strides(&t.sizes, &t.strides, f, &mut it.m.sizes)?;
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
+            let strides = shape::like_strides(t.sizes(), t.strides(), f, &mut it.m.sizes)?;
+            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "same_shape" => {
             let t = need(&t, op)?;
             let strides = if op.name == "flip" {
-                shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?
+                shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
             } else {
-                shape::contiguous_strides(&t.sizes, &mut it.m.sizes)?
+                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
             };
             if op.name == "flip" {
                 for d in a.ints(it, "dims")? {
-                    shape::wrap_dim(d, t.sizes.len())?;
+                    shape::wrap_dim(d, t.sizes().len())?;
                 }
             }
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
+            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "cat" | "stack" => {
             let ts = a.tensors("tensors")?;
@@ -3735,47 +3731,47 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let mut stack_dim = None;
             let sizes = if rule == "stack" {
                 for (i, m) in metas.iter().enumerate().skip(1) {
-                    if m.sizes != metas[0].sizes {
-                        let same = m.sizes.len() == metas[0].sizes.len() && m.sizes.iter().zip(&metas[0].sizes).all(|(x, y)| it.m.sizes.eq(x, y));
+                    if m.sizes() != metas[0].sizes() {
+                        let same = m.sizes().len() == metas[0].sizes().len() && m.sizes().iter().zip(metas[0].sizes()).all(|(x, y)| it.m.sizes.eq(x, y));
                         if !same {
-                            return Err(oe("cat-shape", format!("stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}", show(&metas[0].sizes), show(&m.sizes))));
+                            return Err(oe("cat-shape", format!("stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}", show(metas[0].sizes()), show(m.sizes()))));
                         }
                     }
                 }
-                let d = shape::wrap_dim(a.int(it, "dim")?, metas[0].sizes.len() + 1)?;
+                let d = shape::wrap_dim(a.int(it, "dim")?, metas[0].sizes().len() + 1)?;
                 stack_dim = Some(d);
-                let mut s = metas[0].sizes.clone();
+                let mut s = metas[0].sizes().clone();
                 s.insert(d, SymInt::int(ts.len() as i64));
                 s
             } else {
                 // Legacy: 1-d empty tensors are skipped.
-                let live: Vec<&Tensor> = metas.iter().filter(|m| !(m.sizes.len() == 1 && m.sizes[0].as_int() == Some(0))).collect();
+                let live: Vec<&Tensor> = metas.iter().filter(|m| !(m.sizes().len() == 1 && m.sizes()[0].as_int() == Some(0))).collect();
                 if live.is_empty() {
-                    metas[0].sizes.clone()
+                    metas[0].sizes().clone()
                 } else {
-                    let nd = live[0].sizes.len();
+                    let nd = live[0].sizes().len();
                     if nd == 0 {
                         return Err(oe("cat-shape", "zero-dimensional tensor (at position 0) cannot be concatenated"));
                     }
                     let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
-                    let mut s = live[0].sizes.clone();
+                    let mut s = live[0].sizes().clone();
                     for (i, m) in live.iter().enumerate().skip(1) {
-                        if m.sizes.len() != nd {
+                        if m.sizes().len() != nd {
                             let code = if it.m.mode == Mode::Analysis { "other" } else { "cat-shape" };
-                            return Err(oe(code, format!("Tensors must have same number of dimensions: got {} and {}", nd, m.sizes.len())));
+                            return Err(oe(code, format!("Tensors must have same number of dimensions: got {} and {}", nd, m.sizes().len())));
                         }
                         for (k, want) in s.iter().enumerate() {
                             if k == d {
                                 continue;
                             }
-                            if !it.m.sizes.eq(&m.sizes[k], want) {
+                            if !it.m.sizes.eq(&m.sizes()[k], want) {
                                 return Err(oe(
                                     "cat-shape",
-                                    format!("Sizes of tensors must match except in dimension {d}. Expected size {want} but got size {} for tensor number {i} in the list.", m.sizes[k]),
+                                    format!("Sizes of tensors must match except in dimension {d}. Expected size {want} but got size {} for tensor number {i} in the list.", m.sizes()[k]),
                                 ));
                             }
                         }
-                        s[d] = it.m.sizes.add(&s[d], &m.sizes[d])?;
+                        s[d] = it.m.sizes.add(&s[d], &m.sizes()[d])?;
                     }
                     s
                 }
@@ -3785,9 +3781,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let mut fs = Vec::with_capacity(metas.len());
             for m in &metas {
                 let f = match stack_dim {
-                    None => shape::suggest_memory_format(&m.sizes, &m.strides, &mut it.m.sizes),
+                    None => shape::suggest_memory_format(m.sizes(), m.strides(), &mut it.m.sizes),
                     Some(d) => {
-                        let (mut sizes, mut strides) = (m.sizes.clone(), m.strides.clone());
+                        let (mut sizes, mut strides) = (m.sizes().clone(), m.strides().clone());
                         shape::unsqueeze_geometry(&mut sizes, &mut strides, d, &mut it.m.sizes)?;
                         shape::suggest_memory_format(&sizes, &strides, &mut it.m.sizes)
                     }
@@ -3801,7 +3797,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "repeat" | "tile" => {
             let t = need(&t, op)?;
             let reps = a.syms(if rule == "repeat" { "repeats" } else { "dims" })?;
-            let nd = t.sizes.len();
+            let nd = t.sizes().len();
             if rule == "repeat" && reps.len() < nd {
                 return Err(oe("other", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"));
             }
@@ -3809,7 +3805,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let mut reps_full: Dims = smallvec![SymInt::int(1); n - reps.len()];
             reps_full.extend(reps);
             let mut sizes_full: Dims = smallvec![SymInt::int(1); n - nd];
-            sizes_full.extend(t.sizes.iter().cloned());
+            sizes_full.extend(t.sizes().iter().cloned());
             let mut sizes = Dims::new();
             for (s, r) in sizes_full.iter().zip(&reps_full) {
                 if it.m.sizes.lt_int(r, 0) {
@@ -3836,8 +3832,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     smallvec![if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&n, &r)? }]
                 }
                 Some(d) => {
-                    let d = shape::wrap_dim(d, t.sizes.len())?;
-                    let mut s = t.sizes.clone();
+                    let d = shape::wrap_dim(d, t.sizes().len())?;
+                    let mut s = t.sizes().clone();
                     s[d] = if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&s[d], &r)? };
                     s
                 }
@@ -3852,9 +3848,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "index_select" => {
             let t = need(&t, op)?;
-            let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+            let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
             let ix = a.tensor("index")?;
-            let is = it.m.t(ix).sizes.clone();
+            let is = it.m.t(ix).sizes().clone();
             if is.len() > 1 {
                 return Err(oe("other", "index_select(): Index is supposed to be a vector"));
             }
@@ -3862,7 +3858,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let Some(values) = it.m.literal_values(ix) {
                 literal_index_select_check(it, t, d, &values)?;
             }
-            let mut sizes = t.sizes.clone();
+            let mut sizes = t.sizes().clone();
             if !sizes.is_empty() {
                 sizes[d] = n;
             }
@@ -3873,9 +3869,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let ix = a.tensor("index")?;
             if rule == "gather" {
-                shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+                shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
             }
-            let is = it.m.t(ix).sizes.clone();
+            let is = it.m.t(ix).sizes().clone();
             if !it.m.t(ix).dtype.is_integral() || it.m.t(ix).dtype == DType::Bool {
                 return Err(oe("other", format!("{}(): Expected dtype int64 for index", op.name)));
             }
@@ -3885,17 +3881,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "scatter" | "index_add" | "index_fill" | "index_put" => {
             let t = need(&t, op)?;
             if rule == "scatter" {
-                shape::wrap_dim(a.int(it, "dim")?, t.sizes.len())?;
+                shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
             }
-            let strides = shape::like_strides(&t.sizes, &t.strides, MemoryFormat::Preserve, &mut it.m.sizes)?;
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
+            let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
+            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "data_dependent" if it.m.mode == Mode::Eager => {
             // Eager knows the data; tpi does not: an unknown (unbacked) size.
             let t = need(&t, op)?;
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
-            let sizes = if op.name == "nonzero" { smallvec![u, SymInt::int(t.sizes.len() as i64)] } else { smallvec![u] };
+            let sizes = if op.name == "nonzero" { smallvec![u, SymInt::int(t.sizes().len() as i64)] } else { smallvec![u] };
             let dtype = if op.name == "nonzero" { DType::I64 } else { t.dtype };
             let meta = contiguous(it, sizes, dtype)?;
             Ok((vec![meta], None))
@@ -3907,10 +3903,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         .help("use torch.where(mask, x, other) to keep the shape static")),
         "tril" => {
             let t = need(&t, op)?;
-            if t.sizes.len() < 2 {
+            if t.sizes().len() < 2 {
                 return Err(oe("other", format!("{}: input tensor must have at least 2 dimensions", op.name)));
             }
-            let meta = contiguous(it, t.sizes.clone(), t.dtype)?;
+            let meta = contiguous(it, t.sizes().clone(), t.dtype)?;
             Ok((vec![meta], None))
         }
         "pad" => {
@@ -3920,10 +3916,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if pad.len() % 2 != 0 {
                 return Err(oe("other", "Padding length must be divisible by 2"));
             }
-            if pad.len() / 2 > t.sizes.len() {
+            if pad.len() / 2 > t.sizes().len() {
                 return Err(oe("other", "Padding length should be less than or equal to two times the input dimension"));
             }
-            let mut sizes = t.sizes.clone();
+            let mut sizes = t.sizes().clone();
             let nd = sizes.len();
             for i in 0..pad.len() / 2 {
                 let d = nd - 1 - i;
@@ -3933,7 +3929,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     return Err(oe("other", "The input size after padding is negative"));
                 }
             }
-            let f = shape::suggest_memory_format(&t.sizes, &t.strides, &mut it.m.sizes);
+            let f = shape::suggest_memory_format(t.sizes(), t.strides(), &mut it.m.sizes);
             let strides = shape::format_strides(&sizes, f, &mut it.m.sizes)?;
             Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
@@ -3957,19 +3953,19 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Ok((vec![], Some(copy_of(it, x, it.m.t(x).dtype, MemoryFormat::Preserve, "clone", span)?)));
             }
             let t = it.m.t(x).clone();
-            let strides = iter_strides(it, &t.sizes, &[x])?;
-            Ok((vec![Meta { sizes: t.sizes.clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
+            let strides = iter_strides(it, t.sizes(), &[x])?;
+            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "layer_norm" => {
             let x = a.tensor("input")?;
             let t = it.m.t(x).clone();
             let ns = a.syms("normalized_shape")?;
-            let nd = t.sizes.len();
-            let ok = ns.len() <= nd && ns.iter().zip(&t.sizes[nd - ns.len()..]).all(|(p, q)| it.m.sizes.eq(p, q));
+            let nd = t.sizes().len();
+            let ok = ns.len() <= nd && ns.iter().zip(&t.sizes()[nd - ns.len()..]).all(|(p, q)| it.m.sizes.eq(p, q));
             if !ok {
-                return Err(oe("other", format!("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}", show(&ns), show(&ns).trim_matches(|c| c == '[' || c == ']'), show(&t.sizes))));
+                return Err(oe("other", format!("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}", show(&ns), show(&ns).trim_matches(|c| c == '[' || c == ']'), show(t.sizes()))));
             }
-            let meta = contiguous(it, t.sizes.clone(), t.dtype)?;
+            let meta = contiguous(it, t.sizes().clone(), t.dtype)?;
             Ok((vec![meta], None))
         }
         "embedding" => {
@@ -3979,11 +3975,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if !xt.dtype.is_integral() || xt.dtype == DType::Bool {
                 return Err(oe("other", format!("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead", xt.dtype.name())));
             }
-            if wt.sizes.len() != 2 {
+            if wt.sizes().len() != 2 {
                 return Err(oe("other", "'weight' must be 2-D"));
             }
-            let mut sizes = xt.sizes.clone();
-            sizes.push(wt.sizes[1].clone());
+            let mut sizes = xt.sizes().clone();
+            sizes.push(wt.sizes()[1].clone());
             let meta = contiguous(it, sizes, wt.dtype)?;
             Ok((vec![meta], None))
         }
@@ -4192,7 +4188,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                 "einsum with `...` is not supported by tpi yet",
             ));
         }
-        let ts = it.m.t(t).sizes.clone();
+        let ts = it.m.t(t).sizes().clone();
         if term.chars().count() != ts.len() {
             return Err(oe("other", format!("einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand", term.len(), ts.len())));
         }
@@ -4280,28 +4276,30 @@ fn analysis_wording(it: &Interp, op: &OpDef, e: OpError) -> OpError {
 /// folded into one mm/mv (no view of the result) when the smaller operand
 /// requires grad, or when the larger one's batch dims can be flattened.
 fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
-    let (t1, t2_dim, t2_grad) = if a.sizes.len() >= b.sizes.len() {
-        (a.clone(), b.sizes.len(), it.m.requires_grad(b_id))
+    let (t1, t2_dim, t2_grad) = if a.sizes().len() >= b.sizes().len() {
+        (a.clone(), b.sizes().len(), it.m.requires_grad(b_id))
     } else {
         // (tensor2.mT, tensor1.mT): the smaller is now tensor1.
         let mut t = b.clone();
-        let n = t.sizes.len();
-        t.sizes.swap(n - 1, n - 2);
-        t.strides.swap(n - 1, n - 2);
-        (t, a.sizes.len(), it.m.requires_grad(a_id))
+        let n = t.sizes().len();
+        let (mut sizes, mut strides) = (t.sizes().clone(), t.strides().clone());
+        sizes.swap(n - 1, n - 2);
+        strides.swap(n - 1, n - 2);
+        t.set_geometry(SharedGeometry::new(sizes, strides));
+        (t, a.sizes().len(), it.m.requires_grad(a_id))
     };
-    if !(t1.sizes.len() >= 3 && t2_dim <= 2) {
+    if !(t1.sizes().len() >= 3 && t2_dim <= 2) {
         return false;
     }
     if t2_grad {
         return true;
     }
-    if a.sizes.len() == 2 {
+    if a.sizes().len() == 2 {
         return false;
     }
-    let n = t1.sizes.len();
-    (0..n - 2).all(|i| match t1.strides[i + 1].mul(&t1.sizes[i + 1]) {
-        Ok(p) => it.m.sizes.eq(&t1.strides[i], &p),
+    let n = t1.sizes().len();
+    (0..n - 2).all(|i| match t1.strides()[i + 1].mul(&t1.sizes()[i + 1]) {
+        Ok(p) => it.m.sizes.eq(&t1.strides()[i], &p),
         Err(_) => false,
     })
 }
@@ -4326,11 +4324,11 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let x = a.tensor("input")?;
     let w = a.tensor("weight")?;
     let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
-    let batched = xt.sizes.len() == 4;
-    if !(xt.sizes.len() == 3 || batched) {
-        return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(&xt.sizes))));
+    let batched = xt.sizes().len() == 4;
+    if !(xt.sizes().len() == 3 || batched) {
+        return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(xt.sizes()))));
     }
-    if wt.sizes.len() != 4 {
+    if wt.sizes().len() != 4 {
         return Err(oe("other", "conv2d: weight must be 4-D"));
     }
     let mut pair = |name: &str| -> OpResult<[i64; 2]> {
@@ -4369,22 +4367,22 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let (stride, padding, dilation) = (pair("stride")?, pair("padding")?, pair("dilation")?);
     let groups = a.int(it, "groups")?;
     let off = if batched { 1 } else { 0 };
-    let cin = xt.sizes[off].clone();
-    let expect = it.m.sizes.mul(&wt.sizes[1], &SymInt::int(groups))?;
+    let cin = xt.sizes()[off].clone();
+    let expect = it.m.sizes.mul(&wt.sizes()[1], &SymInt::int(groups))?;
     if !it.m.sizes.eq(&cin, &expect) {
         return Err(oe(
             "other",
-            format!("Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead", show(&wt.sizes), show(&xt.sizes), expect, cin),
+            format!("Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead", show(wt.sizes()), show(xt.sizes()), expect, cin),
         ));
     }
     let mut sizes = Dims::new();
     if batched {
-        sizes.push(xt.sizes[0].clone());
+        sizes.push(xt.sizes()[0].clone());
     }
-    sizes.push(wt.sizes[0].clone());
+    sizes.push(wt.sizes()[0].clone());
     for i in 0..2 {
-        let h = it.m.sizes.concrete(&xt.sizes[off + 1 + i], "conv2d")?;
-        let k = it.m.sizes.concrete(&wt.sizes[2 + i], "conv2d")?;
+        let h = it.m.sizes.concrete(&xt.sizes()[off + 1 + i], "conv2d")?;
+        let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
         let o = (h + 2 * padding[i] - dilation[i] * (k - 1) - 1).div_euclid(stride[i].max(1)) + 1;
         if o <= 0 {
             return Err(oe("other", "Calculated output size is too small"));
@@ -4392,8 +4390,8 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         sizes.push(SymInt::int(o));
     }
     let fmt = if batched {
-        let fx = shape::suggest_memory_format(&xt.sizes, &xt.strides, &mut it.m.sizes);
-        let fw = shape::suggest_memory_format(&wt.sizes, &wt.strides, &mut it.m.sizes);
+        let fx = shape::suggest_memory_format(xt.sizes(), xt.strides(), &mut it.m.sizes);
+        let fw = shape::suggest_memory_format(wt.sizes(), wt.strides(), &mut it.m.sizes);
         if fx == MemoryFormat::ChannelsLast || fw == MemoryFormat::ChannelsLast {
             MemoryFormat::ChannelsLast
         } else {

@@ -71,7 +71,7 @@ pub fn call_builtin(
             match &pos[0] {
                 Value::Tensor(t) => {
                     let t = it.m.t(*t);
-                    match t.sizes.first() {
+                    match t.sizes().first() {
                         Some(s) => Ok(Value::Int(s.clone())),
                         None => Err(err("type", "len() of a 0-d tensor", span)),
                     }

@@ -222,11 +222,116 @@ pub struct ViewInfo {
     pub creation_meta: CreationMeta,
 }
 
+/// A tensor's sizes and strides, immutable once made.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Geometry {
+    pub sizes: Dims,
+    pub strides: Dims,
+}
+
+/// A shared `Geometry`. Almost all tensors of a program have one of a
+/// handful of geometries, and a program of a million statements makes
+/// millions of tensors: each holds one pointer instead of two shape vectors
+/// (80 bytes). An `Arc`, as results cross threads (the eager run runs on one
+/// of its own). Equal geometries share one allocation when made through
+/// `GeometryTable`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedGeometry(std::sync::Arc<Geometry>);
+
+impl SharedGeometry {
+    /// A geometry of its own (not interned): for a tensor that is not kept.
+    pub fn new(sizes: Dims, strides: Dims) -> SharedGeometry {
+        SharedGeometry(std::sync::Arc::new(Geometry { sizes, strides }))
+    }
+
+    pub fn sizes(&self) -> &Dims {
+        &self.0.sizes
+    }
+
+    pub fn strides(&self) -> &Dims {
+        &self.0.strides
+    }
+}
+
+/// The geometries a machine has made, each once: making a tensor looks its
+/// geometry up here, so equal geometries share one allocation.
+#[derive(Clone, Default)]
+pub struct GeometryTable {
+    table: hashbrown::HashTable<SharedGeometry>,
+    /// The geometry returned last: consecutive tensors often share one, and
+    /// a comparison is cheaper than a hash and a probe.
+    last: Option<SharedGeometry>,
+}
+
+impl std::fmt::Debug for GeometryTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GeometryTable({} geometries)", self.table.len())
+    }
+}
+
+/// A few multiply-adds: one word per size or stride (`SymInt::hash_word`).
+fn geometry_hash(sizes: &[SymInt], strides: &[SymInt]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write_usize(sizes.len() << 32 | strides.len());
+    for s in sizes.iter().chain(strides) {
+        h.write_u64(s.hash_word());
+    }
+    h.finish()
+}
+
+/// Slice equality, inlined (most sizes are small integers equal bit for bit).
+#[inline]
+fn same(a: &[SymInt], b: &[SymInt]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+impl SharedGeometry {
+    #[inline]
+    fn is(&self, sizes: &[SymInt], strides: &[SymInt]) -> bool {
+        same(self.sizes(), sizes) && same(self.strides(), strides)
+    }
+}
+
+impl GeometryTable {
+    /// The shared geometry equal to `sizes` and `strides` (made from them
+    /// when new).
+    pub fn intern(&mut self, sizes: Dims, strides: Dims) -> SharedGeometry {
+        if let Some(last) = &self.last {
+            if last.is(&sizes, &strides) {
+                return last.clone();
+            }
+        }
+        let hash = geometry_hash(&sizes, &strides);
+        let geom = self
+            .table
+            .entry(
+                hash,
+                |g| g.is(&sizes, &strides),
+                |g| geometry_hash(g.sizes(), g.strides()),
+            )
+            .or_insert_with(|| SharedGeometry::new(sizes, strides))
+            .get()
+            .clone();
+        self.last = Some(geom.clone());
+        geom
+    }
+
+    /// How many distinct geometries were made.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+}
+
 /// One abstract tensor object.
 #[derive(Clone, Debug)]
 pub struct Tensor {
-    pub sizes: Dims,
-    pub strides: Dims,
+    /// Sizes and strides, shared (`sizes()`, `strides()`; `set_geometry`).
+    pub(super) geom: SharedGeometry,
     pub offset: SymInt,
     pub dtype: DType,
     /// Functional storage: whose mutation counters this tensor's writes bump.
@@ -266,6 +371,23 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    pub fn sizes(&self) -> &Dims {
+        self.geom.sizes()
+    }
+
+    pub fn strides(&self) -> &Dims {
+        self.geom.strides()
+    }
+
+    pub fn geometry(&self) -> &SharedGeometry {
+        &self.geom
+    }
+
+    /// Replaces sizes and strides at once (in-place metadata ops).
+    pub fn set_geometry(&mut self, geom: SharedGeometry) {
+        self.geom = geom;
+    }
+
     /// The input this object wraps, if any (`input_index` as an index).
     pub fn input(&self) -> Option<usize> {
         self.input_index.map(|i| i as usize)
@@ -330,7 +452,8 @@ mod tests {
     /// memory budget of issue 8 (1M statements in 1 GiB).
     #[test]
     fn sizes() {
-        assert!(std::mem::size_of::<super::Tensor>() <= 176);
+        assert_eq!(std::mem::size_of::<super::Tensor>(), 104);
+        assert_eq!(std::mem::size_of::<super::SharedGeometry>(), 8);
         assert_eq!(std::mem::size_of::<super::Node>(), 64);
         assert_eq!(std::mem::size_of::<super::FunctionalStorage>(), 56);
     }

@@ -135,7 +135,7 @@ fn stale_saved(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
             let message = format!(
                 "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
                 t.dtype.name(),
-                crate::ops::shape::show(&t.sizes),
+                crate::ops::shape::show(t.sizes()),
                 s.saved_version
             );
             let saved_label = format!("`{}` saved its {} here for backward", node.name, s.role);

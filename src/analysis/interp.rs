@@ -868,7 +868,7 @@ impl<'a> Interp<'a> {
             Value::Str(s) => format!("{s:?}"),
             Value::Tensor(t) => {
                 let t = &self.m.tensors[*t];
-                format!("Tensor{} {}", shape::show(&t.sizes), t.dtype.name())
+                format!("Tensor{} {}", shape::show(t.sizes()), t.dtype.name())
             }
             Value::Tuple(items) => {
                 let parts: Vec<String> = items.iter().map(|i| self.show_value(i)).collect();

@@ -490,9 +490,9 @@ pub fn collect(
                 let storage_changed = t.storage_changed && *storage != t.storage;
                 let meta_changed = {
                     let s = &mut m.sizes;
-                    let same = t.sizes.len() == sizes.len()
-                        && t.sizes.iter().zip(sizes).all(|(a, b)| s.eq(a, b))
-                        && t.strides.iter().zip(strides).all(|(a, b)| s.eq(a, b))
+                    let same = t.sizes().len() == sizes.len()
+                        && t.sizes().iter().zip(sizes).all(|(a, b)| s.eq(a, b))
+                        && t.strides().iter().zip(strides).all(|(a, b)| s.eq(a, b))
                         && s.eq(&t.offset, offset);
                     !same
                 };
@@ -592,7 +592,7 @@ pub fn collect(
                 *multi_count.entry(tt.alias_key).or_default() += 1;
             }
             if m.requires_grad(*t) {
-                let key = (tt.sizes.clone(), tt.strides.clone(), tt.offset.clone());
+                let key = (tt.sizes().clone(), tt.strides().clone(), tt.offset.clone());
                 let list = grad_by_key.entry(tt.alias_key).or_default();
                 if !list.iter().any(|(k, x)| *x == *t && *k == key) {
                     list.push((key, *t));
@@ -629,7 +629,7 @@ pub fn collect(
         let requires_grad = m.requires_grad(t);
         let count = alias_count.get(&storage).copied().unwrap_or(0);
         let multi = multi_count.get(&storage).copied().unwrap_or(0);
-        let key = (tt.sizes.clone(), tt.strides.clone(), tt.offset.clone());
+        let key = (tt.sizes().clone(), tt.strides().clone(), tt.offset.clone());
         let identical_grad: Vec<TensorId> = grad_by_key
             .get(&storage)
             .map(|l| {
@@ -718,7 +718,7 @@ pub fn collect(
                 (OutputType::NonAlias, None, OutputReason::Fresh)
             };
         let dynamic_dims = tt
-            .sizes
+            .sizes()
             .iter()
             .enumerate()
             .filter(|(_, s)| m.sizes.env.is_dynamic(s))
@@ -731,7 +731,7 @@ pub fn collect(
             dynamic_dims,
             is_tensor: true,
             origin: Some((tt.origin, tt.origin_op)),
-            shape: tt.sizes.iter().map(|s| m.sizes.env.display(s)).collect(),
+            shape: tt.sizes().iter().map(|s| m.sizes.env.display(s)).collect(),
             dtype: Some(tt.dtype),
             reason,
             chain: m.provenance.chain(m, t),
@@ -778,7 +778,7 @@ pub fn collect(
         .map(|(&b, outputs)| IntermediateBase {
             chain: m.provenance.chain(m, b),
             shape: m.tensors[b]
-                .sizes
+                .sizes()
                 .iter()
                 .map(|s| m.sizes.env.display(s))
                 .collect(),
@@ -800,7 +800,7 @@ pub fn collect(
         // view(t.shape), then contiguous(memory_format=suggest_memory_format(t)).
         // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
         // to the same shape).
-        let mut strides = tt.strides.clone();
+        let mut strides = tt.strides().clone();
         let written = last_write.get(&tt.storage).copied();
         // A write through a slicing view (slice, select, diagonal, …)
         // regenerates the base from the matching scatter, which keeps the
@@ -820,25 +820,25 @@ pub fn collect(
             // other ops give fresh strides to size-1 dims.
             let fills = written.is_some_and(|(_, op)| matches!(op, "zero_" | "fill_"));
             strides = if fills {
-                shape::contiguous_strides(&tt.sizes, &mut m.sizes)?
+                shape::contiguous_strides(tt.sizes(), &mut m.sizes)?
             } else {
                 shape::like_strides(
-                    &tt.sizes,
-                    &tt.strides,
+                    tt.sizes(),
+                    tt.strides(),
                     crate::analysis::domain::MemoryFormat::Preserve,
                     &mut m.sizes,
                 )?
             };
         }
-        let fmt = shape::suggest_memory_format(&tt.sizes, &strides, &mut m.sizes);
-        let strides = if shape::is_contiguous_as(&tt.sizes, &strides, fmt, &mut m.sizes) {
+        let fmt = shape::suggest_memory_format(tt.sizes(), &strides, &mut m.sizes);
+        let strides = if shape::is_contiguous_as(tt.sizes(), &strides, fmt, &mut m.sizes) {
             strides
         } else {
-            shape::format_strides(&tt.sizes, fmt, &mut m.sizes)?
+            shape::format_strides(tt.sizes(), fmt, &mut m.sizes)?
         };
         let resolve = |v: &SymInt| m.sizes.env.resolve(v).unwrap_or_else(|_| v.clone());
         traced_tangents.push(Tangent {
-            shape: tt.sizes.iter().map(resolve).collect(),
+            shape: tt.sizes().iter().map(resolve).collect(),
             stride: strides.iter().map(resolve).collect(),
             dtype: tt.dtype,
             source,

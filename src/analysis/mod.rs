@@ -133,8 +133,8 @@ pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode
                     params.push(Param::Tensor {
                         name: p.name.name.to_string(),
                         id,
-                        sizes: t.sizes,
-                        strides: t.strides,
+                        sizes: t.sizes().clone(),
+                        strides: t.strides().clone(),
                         offset: t.offset,
                         storage: t.storage,
                         is_leaf: !spec.requires_grad || spec.leaf,

@@ -41,6 +41,8 @@ pub struct Machine {
     pub version_spans: Chunked<Option<Span>, VersionId>,
     pub nodes: Chunked<Node, NodeId>,
     pub sizes: Sizes,
+    /// Each geometry tensors have, once (`Tensor::geometry`).
+    pub geoms: GeometryTable,
     pub grad_enabled: bool,
     pub inference_mode: bool,
     pub autocast: Vec<Autocast>,
@@ -84,6 +86,7 @@ impl Machine {
             version_spans: Chunked::new(),
             nodes: Chunked::new(),
             sizes: Sizes::default(),
+            geoms: GeometryTable::default(),
             grad_enabled: true,
             inference_mode: false,
             autocast: vec![
@@ -222,9 +225,9 @@ impl Machine {
             extent(&meta.sizes, &meta.strides, &SymInt::int(0)).map(|e| e * meta.dtype.itemsize());
         let storage = self.new_storage(nbytes.map(SymInt::int));
         let version = self.new_version();
+        let geom = self.geoms.intern(meta.sizes, meta.strides);
         self.tensors.push(Tensor {
-            sizes: meta.sizes,
-            strides: meta.strides,
+            geom,
             offset: meta.offset,
             dtype: meta.dtype,
             storage,
@@ -323,9 +326,9 @@ impl Machine {
             let geom = |m: &Machine, t: TensorId| -> Option<Geom> {
                 let tt = &m.tensors[t];
                 let sizes: Option<crate::ops::saved::GeomDims> =
-                    tt.sizes.iter().map(|s| s.as_int()).collect();
+                    tt.sizes().iter().map(|s| s.as_int()).collect();
                 let strides: Option<crate::ops::saved::GeomDims> =
-                    tt.strides.iter().map(|s| s.as_int()).collect();
+                    tt.strides().iter().map(|s| s.as_int()).collect();
                 Some(Geom::new(&sizes?, &strides?, m.requires_grad(t)))
             };
             let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
@@ -511,9 +514,9 @@ impl Machine {
             Mode::Eager => b.is_inference,
             Mode::Analysis => self.inference_mode,
         };
+        let geom = self.geoms.intern(meta.sizes, meta.strides);
         let id = self.tensors.push(Tensor {
-            sizes: meta.sizes,
-            strides: meta.strides,
+            geom,
             offset: meta.offset,
             dtype: meta.dtype,
             storage: b.storage,
@@ -714,7 +717,7 @@ impl Machine {
     pub fn check_no_internal_overlap(&mut self, target: TensorId) -> OpResult<()> {
         let t = &self.tensors[target];
         let sizes = &mut self.sizes;
-        for (size, stride) in t.sizes.iter().zip(&t.strides) {
+        for (size, stride) in t.sizes().iter().zip(t.strides()) {
             if sizes.eq_int(stride, 0) && sizes.lt(&SymInt::int(1), size) {
                 return Err(OpError::new(
                     "inplace-overlapping",
@@ -816,9 +819,9 @@ impl Machine {
         let view_t = &self.tensors[target];
         self.nodes[copy_slices].overlapping_view =
             view_t
-                .sizes
+                .sizes()
                 .iter()
-                .zip(&view_t.strides)
+                .zip(view_t.strides())
                 .any(|(size, stride)| {
                     env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
                 });
@@ -842,15 +845,15 @@ impl Machine {
             return Ok(());
         }
         let (a, b) = (self.tensors[target].clone(), self.tensors[other].clone());
-        if !shape::is_non_overlapping_and_dense(&a.sizes, &a.strides, &mut self.sizes)
-            || !shape::is_non_overlapping_and_dense(&b.sizes, &b.strides, &mut self.sizes)
+        if !shape::is_non_overlapping_and_dense(a.sizes(), a.strides(), &mut self.sizes)
+            || !shape::is_non_overlapping_and_dense(b.sizes(), b.strides(), &mut self.sizes)
         {
             return Ok(());
         }
         let env = &self.sizes.env;
         let range = |t: &Tensor| -> Option<(i64, i64)> {
             let numel = t
-                .sizes
+                .sizes()
                 .iter()
                 .try_fold(1i64, |acc, s| acc.checked_mul(env.hint(s)?))?;
             let begin = env.hint(&t.offset)?;
@@ -863,7 +866,7 @@ impl Machine {
             return Ok(());
         }
         let partial = if ab == bb && ae == be {
-            let strides = |t: &Tensor| t.strides.iter().map(|s| env.hint(s)).collect::<Vec<_>>();
+            let strides = |t: &Tensor| t.strides().iter().map(|s| env.hint(s)).collect::<Vec<_>>();
             strides(&a) != strides(&b)
         } else {
             ab < be && bb < ae
@@ -910,18 +913,23 @@ impl Machine {
     ) {
         let version = self.tensors[target].version;
         self.versions[version] += 1;
+        let geom = self.geoms.intern(sizes, strides);
         let t = &mut self.tensors[target];
-        t.sizes = sizes;
-        t.strides = strides;
+        t.set_geometry(geom);
         t.offset = offset;
         t.metadata_mutated = true;
+    }
+
+    /// The shared geometry of these sizes and strides.
+    pub fn geometry(&mut self, sizes: Dims, strides: Dims) -> SharedGeometry {
+        self.geoms.intern(sizes, strides)
     }
 
     pub fn meta_of(&self, id: TensorId) -> Meta {
         let t = &self.tensors[id];
         Meta {
-            sizes: t.sizes.clone(),
-            strides: t.strides.clone(),
+            sizes: t.sizes().clone(),
+            strides: t.strides().clone(),
             offset: t.offset.clone(),
             dtype: t.dtype,
         }
@@ -939,7 +947,7 @@ impl Machine {
     }
 
     pub fn numel(&self, id: TensorId) -> OpResult<SymInt> {
-        self.sizes.prod(&self.tensors[id].sizes)
+        self.sizes.prod(self.tensors[id].sizes())
     }
 }
 

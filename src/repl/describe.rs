@@ -128,9 +128,9 @@ impl<'p> Scope<'p> {
         };
         let mut text = format!(
             "Tensor{} {}, strides {}",
-            show(&t.sizes),
+            show(t.sizes()),
             t.dtype.name(),
-            show(&t.strides)
+            show(t.strides())
         );
         if t.offset.as_int() != Some(0) {
             let _ = write!(text, ", offset {}", t.offset);
@@ -180,14 +180,14 @@ impl<'p> Scope<'p> {
             Some(i) => format!("bound to input {}", self.input_name(i)),
             None => "a local".to_string(),
         };
-        rows.push(("sizes", show(&t.sizes)));
-        rows.push(("strides", show(&t.strides)));
+        rows.push(("sizes", show(t.sizes())));
+        rows.push(("strides", show(t.strides())));
         rows.push(("storage offset", t.offset.to_string()));
         rows.push(("dtype", format!("torch.{}", t.dtype.name())));
         if let Ok(numel) = m.numel(id) {
             rows.push(("numel", numel.to_string()));
         }
-        let contiguous = shape::is_contiguous(&t.sizes, &t.strides, &mut m.sizes);
+        let contiguous = shape::is_contiguous(t.sizes(), t.strides(), &mut m.sizes);
         rows.push(("contiguous", yes_no(contiguous).to_string()));
         if let Some(storage) = m.storages.get(t.storage) {
             let owner = match (storage.input, &t.view) {

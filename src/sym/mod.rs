@@ -101,6 +101,21 @@ impl SymInt {
         (bits & 1 == 0).then(|| unsafe { &*(bits as *const Heap) })
     }
 
+    /// One word for hashing: the bits of an integer stored in place (integers
+    /// of 63 bits always are, so equal ones give equal words), else a hash of
+    /// the structure. Cheaper than `Hash` for the common case.
+    #[inline]
+    pub fn hash_word(&self) -> u64 {
+        if self.heap().is_none() {
+            self.0.get() as u64
+        } else {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            self.hash(&mut h);
+            h.finish()
+        }
+    }
+
     #[inline]
     fn r(&self) -> Repr<'_> {
         match self.heap() {
