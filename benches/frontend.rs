@@ -1,8 +1,9 @@
 //! Lexing and parsing throughput on a large generated `.tp` file of
 //! realistic lines (`cargo bench --bench frontend`). Prints MB/s for the
-//! layout lexer alone and for lexing + parsing (`parse_module`), best of
-//! several runs; then lexing + parsing on every core, as `tpi check` does
-//! for one big file (`parse_module_on`). The size is
+//! layout lexer alone and for lexing + parsing (`parse_syntax_on`), best
+//! of several runs; then lexing + parsing on every core, as `tpi check`
+//! does for one big file; then lowering (numbering each function's names,
+//! `syntax::resolve`, the rest of `parse_module_on`). The size is
 //! `TPI_BENCH_STATEMENTS` statements (default 1,000,000).
 //!
 //! One-thread times are the thread's CPU time where Linux tells it
@@ -147,7 +148,7 @@ fn measure(name: &str, text: &str) {
     let mut drop_time = Duration::MAX;
     let parse = best_of(3, || {
         let started = Clock::start();
-        let module = match parser::parse_module(black_box(text)) {
+        let module = match parser::parse_syntax_on(black_box(text), 1) {
             Ok(module) => module,
             Err(diagnostics) => panic!("{name} does not parse: {diagnostics:#?}"),
         };
@@ -175,7 +176,7 @@ fn measure(name: &str, text: &str) {
     if threads > 1 {
         let parse = best_of(3, || {
             let started = Instant::now();
-            let module = match parser::parse_module_on(black_box(text), threads) {
+            let module = match parser::parse_syntax_on(black_box(text), threads) {
                 Ok(module) => module,
                 Err(diagnostics) => panic!("{name} does not parse: {diagnostics:#?}"),
             };
@@ -189,6 +190,24 @@ fn measure(name: &str, text: &str) {
             mb / parse.as_secs_f64(),
         );
     }
+
+    // Lowering: numbering each function's names (`syntax::resolve`), the
+    // step after the parse in `parse_module_on`. Numbering a tree again
+    // gives the same numbers, so one tree serves every round.
+    let mut module = match parser::parse_syntax_on(text, 1) {
+        Ok(module) => module,
+        Err(diagnostics) => panic!("{name} does not parse: {diagnostics:#?}"),
+    };
+    let lower = best_of(3, || {
+        let started = Clock::start();
+        tpi::syntax::resolve::items(black_box(&mut module.items));
+        started.elapsed()
+    });
+    println!(
+        "  lower:       {:>8.1} ms  {:>7.1} MB/s   (numbering names, one thread)",
+        lower.as_secs_f64() * 1e3,
+        mb / lower.as_secs_f64(),
+    );
 }
 
 fn main() {

@@ -71,6 +71,8 @@ pub const WORKER_STACK_BYTES: usize = 256 << 20;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timings {
     pub parse: std::time::Duration,
+    /// Numbering each function's names (`syntax::resolve`).
+    pub lower: std::time::Duration,
     pub analysis: std::time::Duration,
     /// The process's peak resident memory after parsing and after the
     /// analysis, in bytes, where the system tells it (Linux).
@@ -99,14 +101,20 @@ fn status_bytes(key: &str) -> Option<u64> {
 /// `check`, also reporting how long parsing and analysis took.
 pub fn check_with_timings(file: &SourceFile, options: &Options) -> (Outcome, Timings) {
     let started = std::time::Instant::now();
-    let parsed = syntax::parser::parse_module_on(&file.text, options.threads);
+    let mut parsed = syntax::parser::parse_syntax_on(&file.text, options.threads);
     let parse = started.elapsed();
+    let started = std::time::Instant::now();
+    if let Ok(module) = &mut parsed {
+        syntax::resolve::items(&mut module.items);
+    }
+    let lower = started.elapsed();
     let peak_after_parse = peak_memory();
     let started = std::time::Instant::now();
     let outcome = analyse_parsed(parsed, options);
     let analysis = started.elapsed();
     let timings = Timings {
         parse,
+        lower,
         analysis,
         peak_after_parse,
         peak_after_analysis: peak_memory(),

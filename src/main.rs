@@ -368,10 +368,11 @@ fn check_one(
         let mb =
             |b: Option<u64>| b.map_or("?".to_string(), |b| format!("{:.0} MB", b as f64 / 1e6));
         checked.stderr.push_str(&format!(
-            "tpi: {}: read {:.2} ms, parse {:.2} ms, analysis {:.2} ms, report {:.2} ms, total {:.2} ms; peak memory {} after parsing, {} after analysis (whole process)\n",
+            "tpi: {}: read {:.2} ms, parse {:.2} ms, lower {:.2} ms, analysis {:.2} ms, report {:.2} ms, total {:.2} ms; peak memory {} after parsing, {} after analysis (whole process)\n",
             file.name,
             ms(read_time),
             ms(t.parse),
+            ms(t.lower),
             ms(t.analysis),
             ms(report_started.elapsed()),
             ms(started.elapsed()),

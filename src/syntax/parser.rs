@@ -48,7 +48,8 @@ pub enum Entry {
     Stmt(Stmt),
 }
 
-/// Parses a whole `.tp` file: `import` lines and function definitions.
+/// Parses a whole `.tp` file: `import` lines and function definitions,
+/// each function's names numbered (`resolve`).
 pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
     parse_module_on(text, 1)
 }
@@ -56,6 +57,16 @@ pub fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
 /// `parse_module` on up to `threads` threads: a big file is cut into
 /// parts parsed at once (`parse_split`), with the same result.
 pub fn parse_module_on(text: &str, threads: usize) -> Result<Module, Vec<Diagnostic>> {
+    let mut module = parse_syntax_on(text, threads)?;
+    super::resolve::items(&mut module.items);
+    Ok(module)
+}
+
+/// The syntax tree alone, its names not yet numbered (`Slot::NONE`): the
+/// parse stage of `parse_module_on`, for timing the stages apart. A tree
+/// used unnumbered still runs right (its names live in `Env`'s list of
+/// unnumbered names), only slower.
+pub fn parse_syntax_on(text: &str, threads: usize) -> Result<Module, Vec<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (lines, may_be_deep) = parse_lines(text, threads, &mut diagnostics);
     let mut items = Vec::new();
@@ -82,7 +93,6 @@ pub fn parse_module_on(text: &str, threads: usize) -> Result<Module, Vec<Diagnos
         }
     }
     if diagnostics.is_empty() {
-        super::resolve::items(&mut items);
         Ok(Module { items })
     } else {
         items.into_iter().for_each(dismantle_item);
