@@ -116,6 +116,18 @@ pub struct Run<'a> {
 const BIG_RUN_NAMES: usize = 1024;
 
 pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
+    run_gated(functions, def, mode, None)
+}
+
+/// `run_function`, opening `gate` once the body's top-level statements up
+/// to its mark have run (and in any case when the run ends).
+fn run_gated<'a>(
+    functions: &'a Functions<'a>,
+    def: &'a FunctionDef,
+    mode: Mode,
+    gate: Option<&Gate>,
+) -> Run<'a> {
+    let _open_at_end = gate.map(Gate::opener);
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
     let mut env = Env::new(&def.locals);
@@ -170,10 +182,21 @@ pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode
                 }
             }
         }
-        match it.exec_block(env, &def.body)? {
-            Flow::Return(v) => Ok(v),
-            Flow::Next => Ok(Value::None),
+        let Some(gate) = gate else {
+            return match it.exec_block(env, &def.body)? {
+                Flow::Return(v) => Ok(v),
+                Flow::Next => Ok(Value::None),
+            };
+        };
+        for (i, stmt) in def.body.iter().enumerate() {
+            if i == gate.mark {
+                gate.open();
+            }
+            if let Flow::Return(v) = it.exec_block(env, std::slice::from_ref(stmt))? {
+                return Ok(v);
+            }
         }
+        Ok(Value::None)
     })();
     let returned = result.as_ref().ok().cloned();
     let outputs = result.map(|v| {
@@ -369,11 +392,64 @@ const SIDE_BY_SIDE_MAX_BYTES: u64 = 1 << 30;
 /// (whole process 1.06-1.10 GB, over the budget), ~365 one after the other.
 const RUN_BYTES_PER_STATEMENT: u64 = 400;
 
-/// Whether two runs of an entry of `statements` statements fit side by side.
-fn side_by_side_fits(statements: usize) -> bool {
-    let runs = 2 * RUN_BYTES_PER_STATEMENT * statements as u64;
+/// When the eager run may start, given the analysis run's progress: the
+/// number of the body's top-level statements (`top` in all) the analysis
+/// must have run first, or `None` for after it ended. Side by side from the
+/// start while the process's memory plus two runs fits the budget;
+/// otherwise the eager run starts late enough that, when the analysis run
+/// ends (and frees its state), the eager run has built only what still
+/// fits; when not even one run's worth is left over, one after the other.
+fn eager_start(statements: usize, top: usize) -> Option<usize> {
+    let run = RUN_BYTES_PER_STATEMENT * statements as u64;
     let now = crate::resident_memory().unwrap_or(0);
-    now + runs <= SIDE_BY_SIDE_MAX_BYTES
+    let spare = SIDE_BY_SIDE_MAX_BYTES.checked_sub(now + run)?;
+    if spare >= run {
+        return Some(0);
+    }
+    // The share of the eager run that may overlap the analysis run.
+    let overlap = spare as f64 / run as f64;
+    let mark = ((1.0 - overlap) * top as f64).ceil() as usize;
+    (mark < top).then_some(mark)
+}
+
+/// Holds the eager run back until the analysis run reaches `mark`.
+struct Gate {
+    mark: usize,
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn new(mark: usize) -> Gate {
+        Gate {
+            mark,
+            open: std::sync::Mutex::new(mark == 0),
+            opened: std::sync::Condvar::new(),
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.opened.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        while !*open {
+            open = self.opened.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Opens the gate when dropped: however the run ends, even by a panic.
+    fn opener(&self) -> impl Drop + '_ {
+        struct Opener<'g>(&'g Gate);
+        impl Drop for Opener<'_> {
+            fn drop(&mut self) {
+                self.0.open();
+            }
+        }
+        Opener(self)
+    }
 }
 
 fn count_statements(stmts: &[ast::Stmt]) -> usize {
@@ -399,15 +475,21 @@ pub fn analyse_function(
     options: &Options,
 ) -> FunctionResult {
     let statements = count_statements(&def.body);
-    if options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS && side_by_side_fits(statements)
-    {
+    let start = (options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS)
+        .then(|| eager_start(statements, def.body.len()))
+        .flatten();
+    if let Some(mark) = start {
+        let gate = Gate::new(mark);
         let result = std::thread::scope(|scope| {
             let eager = std::thread::Builder::new()
                 .name("tpi-eager".to_string())
                 .stack_size(crate::WORKER_STACK_BYTES)
-                .spawn_scoped(scope, || eager::predict(functions, def))
+                .spawn_scoped(scope, || {
+                    gate.wait();
+                    eager::predict(functions, def)
+                })
                 .ok()?;
-            let analysed = analyse_only(functions, def, options);
+            let analysed = analyse_gated(functions, def, options, Some(&gate));
             // A panic in the eager run is a bug: pass it on as one.
             let eager = eager
                 .join()
@@ -432,9 +514,19 @@ struct Analysed {
 /// PyTorch's metadata analysis of one entry; its machine is freed on return
 /// (the eager run, when it comes after, reuses the memory).
 fn analyse_only(functions: &Functions, def: &FunctionDef, options: &Options) -> Analysed {
+    analyse_gated(functions, def, options, None)
+}
+
+/// `analyse_only`, opening `gate` as `run_gated` does.
+fn analyse_gated(
+    functions: &Functions,
+    def: &FunctionDef,
+    options: &Options,
+    gate: Option<&Gate>,
+) -> Analysed {
     let mut diagnostics = Vec::new();
     // PyTorch's metadata analysis.
-    let mut run = run_function(functions, def, Mode::Analysis);
+    let mut run = run_gated(functions, def, Mode::Analysis, gate);
     let mut assumptions = std::mem::take(&mut run.interp.notes);
     let meta = match std::mem::replace(&mut run.outputs, Ok(Vec::new())) {
         Err(d) => {
@@ -564,14 +656,43 @@ mod tests {
         assert_eq!(format!("{parallel:?}"), format!("{sequential:?}"));
     }
 
-    /// Small entries fit side by side; one whose two runs alone would pass
-    /// the budget does not, whatever the process holds.
+    /// Small entries run side by side from the start; bigger ones start the
+    /// eager run later and later; one whose single run alone would pass
+    /// the budget runs one after the other, whatever the process holds.
     #[test]
-    fn side_by_side_within_the_memory_budget() {
-        if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 2) {
-            assert!(side_by_side_fits(PARALLEL_MIN_STATEMENTS));
+    fn eager_start_within_the_memory_budget() {
+        let per_gib = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
+        if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 8) {
+            assert_eq!(eager_start(PARALLEL_MIN_STATEMENTS, 100), Some(0));
+            let later = eager_start(per_gib * 2 / 3, 100).expect("overlaps");
+            let latest = eager_start(per_gib * 4 / 5, 100).expect("overlaps");
+            assert!(
+                0 < later && later < latest && latest < 100,
+                "{later} {latest}"
+            );
         }
-        let too_many = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
-        assert!(!side_by_side_fits(too_many));
+        assert_eq!(eager_start(per_gib, 100), None);
+    }
+
+    /// The eager run waits for the gate's mark, and a run that ends (here
+    /// by returning early) opens it whatever the mark.
+    #[test]
+    fn gated_runs_give_the_plain_answer() {
+        let text = big_program(PARALLEL_MIN_STATEMENTS + 500);
+        let module = crate::syntax::parser::parse_module(&text).expect("the program parses");
+        let functions = function_table(&module);
+        let def = functions["big"];
+        let options = Options::default();
+        let plain = format!("{:?}", analyse_only(&functions, def, &options).meta);
+        for mark in [1, def.body.len() / 2, def.body.len() + 10] {
+            let gate = Gate::new(mark);
+            let gated = std::thread::scope(|scope| {
+                let waiter = scope.spawn(|| gate.wait());
+                let analysed = analyse_gated(&functions, def, &options, Some(&gate));
+                waiter.join().expect("the gate opens");
+                analysed
+            });
+            assert_eq!(format!("{:?}", gated.meta), plain);
+        }
     }
 }
