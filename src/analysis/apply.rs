@@ -672,17 +672,9 @@ pub fn tensor_attr(
                 span,
             );
         }
-        "real" => {
+        "real" | "imag" => {
             return it.call_op(
-                "real",
-                smallvec::smallvec![Value::Tensor(t)],
-                Vec::new(),
-                span,
-            )
-        }
-        "imag" => {
-            return it.call_op(
-                "imag",
+                attr,
                 smallvec::smallvec![Value::Tensor(t)],
                 Vec::new(),
                 span,
