@@ -392,14 +392,17 @@ const SIDE_BY_SIDE_MAX_BYTES: u64 = 1 << 30;
 /// (whole process 1.06-1.10 GB, over the budget), ~365 one after the other.
 const RUN_BYTES_PER_STATEMENT: u64 = 400;
 
-/// When the eager run may start, given the analysis run's progress: the
-/// number of the body's top-level statements (`top` in all) the analysis
-/// must have run first, or `None` for after it ended. Side by side from the
-/// start while the process's memory plus two runs fits the budget;
-/// otherwise the eager run starts late enough that, when the analysis run
-/// ends (and frees its state), the eager run has built only what still
-/// fits; when not even one run's worth is left over, one after the other.
-fn eager_start(statements: usize, top: usize) -> Option<usize> {
+/// When the eager run of `body` (whose two runs' state is estimated from
+/// `statements`, its statements nested ones included) may start, given the analysis run's progress: the number of the body's
+/// top-level statements the analysis must have run first, or `None` for
+/// after it ended. Side by side from the start while the process's memory
+/// plus two runs fits the budget; otherwise the eager run starts late
+/// enough that, when the analysis run ends (and frees its state), the eager
+/// run has built only what still fits; when not even one run's worth is
+/// left over, one after the other. Progress is counted in statements,
+/// nested ones included, so that a big block late in the body holds the
+/// eager run back until the analysis run is past it.
+fn eager_start(statements: usize, body: &[ast::Stmt]) -> Option<usize> {
     let run = RUN_BYTES_PER_STATEMENT * statements as u64;
     let now = crate::resident_memory().unwrap_or(0);
     let spare = SIDE_BY_SIDE_MAX_BYTES.checked_sub(now + run)?;
@@ -408,8 +411,19 @@ fn eager_start(statements: usize, top: usize) -> Option<usize> {
     }
     // The share of the eager run that may overlap the analysis run.
     let overlap = spare as f64 / run as f64;
-    let mark = ((1.0 - overlap) * top as f64).ceil() as usize;
-    (mark < top).then_some(mark)
+    let sizes: Vec<usize> = body
+        .iter()
+        .map(|s| count_statements(std::slice::from_ref(s)))
+        .collect();
+    let needed = ((1.0 - overlap) * sizes.iter().sum::<usize>() as f64).ceil() as usize;
+    let mut done = 0;
+    for (i, size) in sizes.iter().enumerate() {
+        if done >= needed {
+            return Some(i);
+        }
+        done += size;
+    }
+    None
 }
 
 /// Holds the eager run back until the analysis run reaches `mark`.
@@ -476,7 +490,7 @@ pub fn analyse_function(
 ) -> FunctionResult {
     let statements = count_statements(&def.body);
     let start = (options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS)
-        .then(|| eager_start(statements, def.body.len()))
+        .then(|| eager_start(statements, &def.body))
         .flatten();
     if let Some(mark) = start {
         let gate = Gate::new(mark);
@@ -661,17 +675,41 @@ mod tests {
     /// the budget runs one after the other, whatever the process holds.
     #[test]
     fn eager_start_within_the_memory_budget() {
+        let module = crate::syntax::parser::parse_module(&big_program(100)).expect("parses");
+        let body = &function_table(&module)["big"].body;
+        let top = body.len();
         let per_gib = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
         if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 8) {
-            assert_eq!(eager_start(PARALLEL_MIN_STATEMENTS, 100), Some(0));
-            let later = eager_start(per_gib * 2 / 3, 100).expect("overlaps");
-            let latest = eager_start(per_gib * 4 / 5, 100).expect("overlaps");
+            assert_eq!(eager_start(PARALLEL_MIN_STATEMENTS, body), Some(0));
+            // Scaled as if each statement stood for many.
+            let later = eager_start(per_gib * 2 / 3, body).expect("overlaps");
+            let latest = eager_start(per_gib * 4 / 5, body).expect("overlaps");
             assert!(
-                0 < later && later < latest && latest < 100,
+                0 < later && later < latest && latest < top,
                 "{later} {latest}"
             );
         }
-        assert_eq!(eager_start(per_gib, 100), None);
+        assert_eq!(eager_start(per_gib, body), None);
+    }
+
+    /// Progress counts nested statements: a big block at the end of the
+    /// body keeps the eager run waiting until the analysis run is past it.
+    #[test]
+    fn eager_start_waits_for_a_big_block_at_the_end() {
+        let mut text = String::from("def big(x: Tensor(4, 4)):\n    y = x * 2\n    z = x + 1\n");
+        text.push_str("    with torch.no_grad():\n");
+        for i in 0..200 {
+            text.push_str(&format!("        v{i} = x * {i}\n"));
+        }
+        text.push_str("    return x\n");
+        let module = crate::syntax::parser::parse_module(&text).expect("parses");
+        let body = &function_table(&module)["big"].body;
+        let per_gib = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
+        if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 8) {
+            // Scaled so that the budget allows some overlap, not all.
+            let mark = eager_start(per_gib * 2 / 3, body).expect("overlaps");
+            assert_eq!(mark, 3, "after the `with` block");
+        }
     }
 
     /// The eager run waits for the gate's mark, and a run that ends (here
