@@ -1500,7 +1500,7 @@ impl<'a> Interp<'a> {
         let mut env = Env::new(&def.locals);
         let mut pos = pos.into_iter();
         let mut kw = kw;
-        for (slot, p) in def.params.iter().enumerate() {
+        for (i, p) in def.params.iter().enumerate() {
             let v = if let Some(v) = pos.next() {
                 if kw.iter().any(|(k, _)| *k == p.name.name) {
                     return Err(err(
@@ -1526,7 +1526,7 @@ impl<'a> Interp<'a> {
                 )
                 .with_secondary(def.name.span, "defined here"));
             };
-            env.set(Slot(slot as u32), &p.name.name, v);
+            env.set(Slot::param(i), &p.name.name, v);
         }
         if pos.next().is_some() {
             return Err(err(

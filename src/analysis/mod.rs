@@ -153,7 +153,7 @@ fn run_gated<'a>(
                         requires_grad: spec.requires_grad,
                         span: p.span,
                     });
-                    env.set(Slot(i as u32), &p.name.name, Value::Tensor(id));
+                    env.set(Slot::param(i), &p.name.name, Value::Tensor(id));
                 }
                 None => {
                     let Some(d) = &p.default else {
@@ -178,18 +178,12 @@ fn run_gated<'a>(
                         kind,
                         span: p.span,
                     });
-                    env.set(Slot(i as u32), &p.name.name, v);
+                    env.set(Slot::param(i), &p.name.name, v);
                 }
             }
         }
-        let Some(gate) = gate else {
-            return match it.exec_block(env, &def.body)? {
-                Flow::Return(v) => Ok(v),
-                Flow::Next => Ok(Value::None),
-            };
-        };
         for (i, stmt) in def.body.iter().enumerate() {
-            if i == gate.mark {
+            if let Some(gate) = gate.filter(|g| g.mark == i) {
                 gate.open();
             }
             if let Flow::Return(v) = it.exec_block(env, std::slice::from_ref(stmt))? {
@@ -392,10 +386,10 @@ const SIDE_BY_SIDE_MAX_BYTES: u64 = 1 << 30;
 /// (whole process 1.06-1.10 GB, over the budget), ~365 one after the other.
 const RUN_BYTES_PER_STATEMENT: u64 = 400;
 
-/// When the eager run of `body` (whose two runs' state is estimated from
-/// `statements`, its statements nested ones included) may start, given the analysis run's progress: the number of the body's
-/// top-level statements the analysis must have run first, or `None` for
-/// after it ended. Side by side from the start while the process's memory
+/// When the eager run of `body` may start, given the analysis run's
+/// progress (two runs' state is estimated from `statements`, nested ones
+/// included): the number of the body's top-level statements the analysis
+/// must have run first, or `None` for after it ended. Side by side from the start while the process's memory
 /// plus two runs fits the budget; otherwise the eager run starts late
 /// enough that, when the analysis run ends (and frees its state), the eager
 /// run has built only what still fits; when not even one run's worth is

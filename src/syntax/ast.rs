@@ -203,6 +203,12 @@ impl Slot {
     pub fn index(self) -> Option<usize> {
         (self != Slot::NONE).then_some(self.0 as usize)
     }
+
+    /// The slot of a function's `i`th parameter: `resolve` numbers the
+    /// parameters first, in order.
+    pub fn param(i: usize) -> Slot {
+        Slot(i as u32)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

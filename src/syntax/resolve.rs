@@ -42,8 +42,11 @@ pub fn function(def: &mut FunctionDef) {
         names: Vec::new(),
         recent: vec![(0, 0); recent].into_boxed_slice(),
     };
-    for p in &def.params {
-        slots.slot(&p.name.name);
+    for (i, p) in def.params.iter().enumerate() {
+        // Parameters are distinct (the parser checks), so they take the
+        // first slots in order: `Slot::param`.
+        let slot = slots.slot(&p.name.name);
+        debug_assert_eq!(slot, Slot::param(i));
     }
     for s in &mut def.body {
         slots.stmt(s);
