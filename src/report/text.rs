@@ -204,7 +204,7 @@ fn collect_bindings(body: &[ast::Stmt], out: &mut Vec<(Span, ast::Name)>) {
     for stmt in body {
         match &stmt.kind {
             StmtKind::Assign { targets, value } => {
-                if let [target] = targets.as_slice() {
+                if let [target] = &**targets {
                     if let ExprKind::Name(name, _) = &target.kind {
                         out.push((value.span, name.clone()));
                     }

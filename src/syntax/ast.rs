@@ -139,7 +139,7 @@ pub enum StmtKind {
     /// `a = b = value`: one or more targets (names, tuples/lists of targets,
     /// `*rest`, subscripts, attributes).
     Assign {
-        targets: Vec<Expr>,
+        targets: Box<[Expr]>,
         value: Expr,
     },
     /// `target op= value`.
@@ -277,8 +277,8 @@ pub enum ExprKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Call {
     pub func: Expr,
-    pub args: Vec<Expr>,
-    pub keywords: Vec<Keyword>,
+    pub args: Box<[Expr]>,
+    pub keywords: Box<[Keyword]>,
 }
 
 /// `[elt for target in iter if cond]`.

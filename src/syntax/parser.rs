@@ -1559,19 +1559,28 @@ pub(crate) fn call<'a>(func: Expr, list: ArgList, l: usize, r: usize) -> ActionR
     if let Some(error) = list.error {
         return user_error(*error);
     }
-    // A Vec's first push reserves room for four: give the tree exact sizes.
-    let (mut args, mut keywords) = (list.args, list.keywords);
-    args.shrink_to_fit();
-    keywords.shrink_to_fit();
     Ok(expr(
         ExprKind::Call(Box::new(Call {
             func,
-            args,
-            keywords,
+            args: exact(list.args),
+            keywords: exact(list.keywords),
         })),
         l,
         r,
     ))
+}
+
+/// `items` in a buffer of exactly their size. A Vec's first push reserves
+/// room for four, and shrinking it in place may keep the block (mimalloc
+/// keeps a block for a size at least half of it): a big file's tree holds
+/// a million argument lists, so they are moved to a buffer of their size.
+pub(crate) fn exact<T>(mut items: Vec<T>) -> Box<[T]> {
+    if items.capacity() > items.len() {
+        let mut sized = Vec::with_capacity(items.len());
+        sized.append(&mut items);
+        items = sized;
+    }
+    items.into_boxed_slice()
 }
 
 // Parameters travel boxed on the parser's stack (see the grammar).
@@ -1919,8 +1928,8 @@ fn dismantle_expr(e: Expr) {
                     keywords,
                 } = *call;
                 stack.push(func);
-                stack.extend(args);
-                stack.extend(keywords.into_iter().map(|k| k.value));
+                stack.extend(args.into_vec());
+                stack.extend(keywords.into_vec().into_iter().map(|k| k.value));
             }
             ExprKind::Subscript { value, index } => {
                 stack.push(*value);
@@ -1963,7 +1972,7 @@ fn dismantle_expr(e: Expr) {
 fn dismantle_stmt(stmt: Stmt) {
     match stmt.kind {
         StmtKind::Assign { targets, value } => {
-            targets.into_iter().for_each(dismantle_expr);
+            targets.into_vec().into_iter().for_each(dismantle_expr);
             dismantle_expr(value);
         }
         StmtKind::AugAssign { target, value, .. } => {
