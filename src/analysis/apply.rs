@@ -2755,7 +2755,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         // Seen for input wrappers; intermediates pass (tests/random/REPORT.md).
         let t = it.m.t(me);
         if !t.is_inference
-            && t.input_index.is_some()
+            && t.input_number.is_some()
             && !it.m.storages[t.storage].inference_registered
         {
             return Err(oe(

@@ -4,7 +4,8 @@
 //! buffer and copy it as it grows, holding old and new buffers at once (a
 //! peak of three times the data) and touching every page twice. Chunks are
 //! never moved, so memory grows with what is used, and ids stay plain indices
-//! (`usize`, or `u32` for the ids a tensor holds several of).
+//! (`u32` in the machine: a tensor holds several, and a node and a saved
+//! tensor some).
 
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};

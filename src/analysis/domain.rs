@@ -12,10 +12,73 @@
 use crate::sym::{Dims, SymInt};
 use crate::syntax::Span;
 
-pub type TensorId = usize;
+pub type TensorId = u32;
 pub type StorageId = u32;
 pub type NodeId = u32;
 pub type VersionId = u32;
+
+/// An op's or a node's name: a `&'static str` in one word (a tensor and a
+/// node each hold one, and a big program makes millions of both). The
+/// name's `&'static str` is kept once per thread and text (`of`).
+#[derive(Clone, Copy)]
+pub struct OpName(&'static &'static str);
+
+impl OpName {
+    pub fn of(name: &'static str) -> OpName {
+        thread_local! {
+            static NAMES: std::cell::RefCell<
+                rustc_hash::FxHashMap<(usize, usize), &'static &'static str>,
+            > = Default::default();
+        }
+        let key = (name.as_ptr() as usize, name.len());
+        NAMES.with(|names| {
+            let mut names = names.borrow_mut();
+            // Leaked once per thread and distinct static text: a bounded set.
+            OpName(
+                names
+                    .entry(key)
+                    .or_insert_with(|| Box::leak(Box::new(name))),
+            )
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::ops::Deref for OpName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq for OpName {
+    fn eq(&self, other: &OpName) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for OpName {}
+
+impl PartialEq<&str> for OpName {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl std::fmt::Display for OpName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::fmt::Debug for OpName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -353,7 +416,8 @@ pub struct Tensor {
     /// Made by a view op (functionalization's view of another tensor; `detach` too).
     pub functional_view: bool,
     /// This object is the wrapper of input `i`.
-    pub input_index: Option<u32>,
+    /// (1 + the index: one word with its `None`; `input()` gives it.)
+    pub input_number: Option<std::num::NonZeroU32>,
     /// An input that required grad when the analysis wrapped it: its
     /// FunctionalTensor is not an autograd leaf for the in-place checks.
     pub analysis_input_grad: bool,
@@ -367,7 +431,7 @@ pub struct Tensor {
     pub is_inference: bool,
     /// Where this tensor was made, and by which op (for a view: the view op).
     pub origin: Span,
-    pub origin_op: &'static str,
+    pub origin_op: OpName,
 }
 
 impl Tensor {
@@ -388,9 +452,9 @@ impl Tensor {
         self.geom = geom;
     }
 
-    /// The input this object wraps, if any (`input_index` as an index).
+    /// The input this object wraps, if any.
     pub fn input(&self) -> Option<usize> {
-        self.input_index.map(|i| i as usize)
+        self.input_number.map(|n| n.get() as usize - 1)
     }
 }
 
@@ -408,8 +472,8 @@ pub struct FunctionalStorage {
     pub inference_registered: bool,
     /// Size in bytes when known (for resize_storage_bytes_).
     pub nbytes: Option<SymInt>,
-    /// The input that owns it, if any.
-    pub input: Option<usize>,
+    /// The input that owns it, if any (`input()` as an index).
+    pub input: Option<u32>,
     /// Spans of the ops that mutated it (provenance).
     /// (A ThinVec: one word in place; most storages are never written.)
     pub mutated_at: thin_vec::ThinVec<Span>,
@@ -425,12 +489,55 @@ pub struct SavedTensor {
     pub tensor: TensorId,
 }
 
+/// A node's edges to the nodes of its inputs, in order: most nodes have
+/// one or two, kept in place; more go to a `ThinVec` (16 bytes in all,
+/// against a `SmallVec`'s 24).
+#[derive(Clone, Debug)]
+pub struct Edges {
+    /// The first two; `Edges::EMPTY` where there are fewer.
+    first: [NodeId; 2],
+    more: thin_vec::ThinVec<NodeId>,
+}
+
+impl Edges {
+    const EMPTY: NodeId = NodeId::MAX;
+
+    pub fn iter(&self) -> impl Iterator<Item = &NodeId> + '_ {
+        self.first
+            .iter()
+            .take_while(|&&n| n != Edges::EMPTY)
+            .chain(self.more.iter())
+    }
+
+    pub fn first(&self) -> Option<&NodeId> {
+        self.iter().next()
+    }
+
+    pub fn push(&mut self, node: NodeId) {
+        match self.first.iter().position(|&n| n == Edges::EMPTY) {
+            Some(free) if self.more.is_empty() => self.first[free] = node,
+            _ => self.more.push(node),
+        }
+    }
+}
+
+impl FromIterator<NodeId> for Edges {
+    fn from_iter<I: IntoIterator<Item = NodeId>>(nodes: I) -> Edges {
+        let mut edges = Edges {
+            first: [Edges::EMPTY; 2],
+            more: thin_vec::ThinVec::new(),
+        };
+        nodes.into_iter().for_each(|n| edges.push(n));
+        edges
+    }
+}
+
 /// An autograd node (`grad_fn`).
 #[derive(Clone, Debug)]
 pub struct Node {
-    pub name: &'static str,
+    pub name: OpName,
     /// The nodes of the op's inputs (most ops have one or two: in place).
-    pub next: smallvec::SmallVec<[NodeId; 2]>,
+    pub next: Edges,
     /// (A ThinVec: one word in place; most nodes save nothing.)
     pub saved: thin_vec::ThinVec<SavedTensor>,
     /// A custom autograd.Function's node (BackwardCFunction).
@@ -452,9 +559,9 @@ mod tests {
     /// memory budget of issue 8 (1M statements in 1 GiB).
     #[test]
     fn sizes() {
-        assert_eq!(std::mem::size_of::<super::Tensor>(), 104);
+        assert_eq!(std::mem::size_of::<super::Tensor>(), 80);
         assert_eq!(std::mem::size_of::<super::SharedGeometry>(), 8);
-        assert_eq!(std::mem::size_of::<super::Node>(), 64);
-        assert_eq!(std::mem::size_of::<super::FunctionalStorage>(), 56);
+        assert_eq!(std::mem::size_of::<super::Node>(), 48);
+        assert_eq!(std::mem::size_of::<super::FunctionalStorage>(), 48);
     }
 }

@@ -1729,8 +1729,10 @@ impl<'a> Interp<'a> {
         };
         let id = self.m.fresh(meta, span, "input");
         let st = self.m.tensors[id].storage;
-        self.m.storages[st].input = Some(index);
-        self.m.tensors[id].input_index = Some(index as u32);
+        self.m.storages[st].input = u32::try_from(index).ok();
+        self.m.tensors[id].input_number = u32::try_from(index + 1)
+            .ok()
+            .and_then(std::num::NonZeroU32::new);
         if spec.requires_grad {
             self.m.tensors[id].analysis_input_grad = true;
             if !spec.dtype.can_require_grad() {

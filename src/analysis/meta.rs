@@ -402,7 +402,7 @@ impl Provenance {
             };
             steps.push(AliasStep {
                 span: tensor.origin,
-                op: tensor.origin_op,
+                op: tensor.origin_op.as_str(),
                 input: tensor.input(),
             });
             cur = self.parent(id).filter(|&p| p < id);
@@ -730,7 +730,7 @@ pub fn collect(
             requires_grad,
             dynamic_dims,
             is_tensor: true,
-            origin: Some((tt.origin, tt.origin_op)),
+            origin: Some((tt.origin, tt.origin_op.as_str())),
             shape: tt.sizes().iter().map(|s| m.sizes.env.display(s)).collect(),
             dtype: Some(tt.dtype),
             reason,
@@ -812,7 +812,7 @@ pub fn collect(
             && replaced
             && tt.view.is_none()
             && !tt.functional_view
-            && tt.input_index.is_none();
+            && tt.input_number.is_none();
         let written_input = matches!(for_, TangentFor::Input(_)) && (written.is_none() || replaced);
         if written_input || written_intermediate {
             // A mutated input's tangent is the functional result of its last

@@ -33,7 +33,7 @@ pub struct Autocast {
 #[derive(Clone, Debug)]
 pub struct Machine {
     pub mode: Mode,
-    pub tensors: Chunked<Tensor>,
+    pub tensors: Chunked<Tensor, TensorId>,
     pub storages: Chunked<FunctionalStorage, StorageId>,
     /// autograd version counters.
     pub versions: Chunked<u32, VersionId>,
@@ -196,7 +196,7 @@ impl Machine {
         span: Span,
     ) -> NodeId {
         self.nodes.push(Node {
-            name,
+            name: OpName::of(name),
             next: next.into_iter().collect(),
             saved: thin_vec::ThinVec::new(),
             custom: false,
@@ -239,13 +239,13 @@ impl Machine {
             view: None,
             multi_output_view: false,
             functional_view: false,
-            input_index: None,
+            input_number: None,
             analysis_input_grad: false,
             storage_changed: false,
             metadata_mutated: false,
             is_inference: self.inference_mode,
             origin: span,
-            origin_op: op,
+            origin_op: OpName::of(op),
             output_index: 0,
         })
     }
@@ -528,13 +528,13 @@ impl Machine {
             view,
             multi_output_view: multi_output || b.multi_output_view,
             functional_view: true,
-            input_index: None,
+            input_number: None,
             analysis_input_grad: false,
             storage_changed: false,
             metadata_mutated: false,
             is_inference,
             origin: span,
-            origin_op: op,
+            origin_op: OpName::of(op),
             output_index: 0,
         });
         self.provenance.view(id, base);
@@ -617,7 +617,7 @@ impl Machine {
                 grad_fn: t.grad_fn,
                 output_index: t.output_index,
                 origin: t.origin,
-                origin_op: t.origin_op,
+                origin_op: t.origin_op.as_str(),
             }
         };
         if t.is_inference && !self.inference_mode {
@@ -634,7 +634,7 @@ impl Machine {
         }
         if let Some(view) = &t.view {
             let name = match t.grad_fn {
-                Some(n) => self.nodes[n].name,
+                Some(n) => self.nodes[n].name.as_str(),
                 None => node_name(t.origin_op),
             };
             let index = t.output_index;

@@ -100,7 +100,12 @@ impl<'p> Scope<'p> {
             }
             return Some(text);
         }
-        if let Some(i) = m.storages.get(t.storage).and_then(|s| s.input) {
+        if let Some(i) = m
+            .storages
+            .get(t.storage)
+            .and_then(|s| s.input)
+            .map(|i| i as usize)
+        {
             return Some(format!("shares storage with input {}", self.input_name(i)));
         }
         let others: Vec<String> = self
@@ -190,7 +195,7 @@ impl<'p> Scope<'p> {
         let contiguous = shape::is_contiguous(t.sizes(), t.strides(), &mut m.sizes);
         rows.push(("contiguous", yes_no(contiguous).to_string()));
         if let Some(storage) = m.storages.get(t.storage) {
-            let owner = match (storage.input, &t.view) {
+            let owner = match (storage.input.map(|i| i as usize), &t.view) {
                 (Some(i), _) => format!("input {}'s storage", self.input_name(i)),
                 (None, Some(view)) => format!(
                     "storage #{} of {}",
@@ -261,7 +266,7 @@ impl<'p> Scope<'p> {
         let mut grad = yes_no(requires_grad).to_string();
         match m.grad_fn(id) {
             Ok(Some(node)) => {
-                let node_name = m.nodes.get(node).map_or("?", |n| n.name);
+                let node_name = m.nodes.get(node).map_or("?", |n| n.name.as_str());
                 let _ = write!(grad, ", grad_fn {node_name}, not a leaf");
             }
             Ok(None) => grad.push_str(", a leaf"),
