@@ -9,12 +9,17 @@ use super::interp::op_error;
 use super::meta::FlatOutput;
 use super::state::Mode;
 use super::Functions;
-use super::{run_function, EagerPrediction};
+use super::{run_paced, EagerPrediction, Paced};
 use crate::report::Diagnostic;
 use crate::syntax::ast::FunctionDef;
 
-pub fn predict(functions: &Functions, def: &FunctionDef) -> EagerPrediction {
-    let mut run = run_function(functions, def, Mode::Eager);
+/// `pace`: run behind the analysis run (`analysis::analyse_function`).
+pub(crate) fn predict(
+    functions: &Functions,
+    def: &FunctionDef,
+    pace: Option<Paced>,
+) -> EagerPrediction {
+    let mut run = run_paced(functions, def, Mode::Eager, pace);
     let outputs = match run.outputs {
         // Eager PyTorch reads the data tpi does not know: no prediction.
         // tpi's own limits (unrolling, symbolic arithmetic, ops outside its

@@ -29,6 +29,7 @@ use domain::{DType, MemoryFormat};
 use interp::{op_error, Env, Flow, InputSpec, Interp, R};
 use meta::{FlatOutput, Param, ViewAndMutationMeta};
 use state::Mode;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use value::Value;
 
 /// The functions of a file by name (helpers are inlined from here).
@@ -116,18 +117,21 @@ pub struct Run<'a> {
 const BIG_RUN_NAMES: usize = 1024;
 
 pub fn run_function<'a>(functions: &'a Functions<'a>, def: &'a FunctionDef, mode: Mode) -> Run<'a> {
-    run_gated(functions, def, mode, None)
+    run_paced(functions, def, mode, None)
 }
 
-/// `run_function`, opening `gate` once the body's top-level statements up
-/// to its mark have run (and in any case when the run ends).
-fn run_gated<'a>(
+/// `run_function`, reporting its progress to a `Pace` or waiting for it
+/// before each top-level statement of the body.
+fn run_paced<'a>(
     functions: &'a Functions<'a>,
     def: &'a FunctionDef,
     mode: Mode,
-    gate: Option<&Gate>,
+    pace: Option<Paced>,
 ) -> Run<'a> {
-    let _open_at_end = gate.map(Gate::opener);
+    let _finish = match pace {
+        Some(Paced::Leading(pace)) => Some(pace.finisher()),
+        _ => None,
+    };
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
     let mut env = Env::new(&def.locals);
@@ -182,12 +186,20 @@ fn run_gated<'a>(
                 }
             }
         }
-        for (i, stmt) in def.body.iter().enumerate() {
-            if let Some(gate) = gate.filter(|g| g.mark == i) {
-                gate.open();
+        let mut done = 0;
+        for stmt in &def.body {
+            let block = std::slice::from_ref(stmt);
+            if pace.is_some() {
+                done += count_statements(block);
             }
-            if let Flow::Return(v) = it.exec_block(env, std::slice::from_ref(stmt))? {
+            if let Some(Paced::Following(pace)) = pace {
+                pace.wait_for(done);
+            }
+            if let Flow::Return(v) = it.exec_block(env, block)? {
                 return Ok(v);
+            }
+            if let Some(Paced::Leading(pace)) = pace {
+                pace.advance(done);
             }
         }
         Ok(Value::None)
@@ -381,22 +393,20 @@ const PARALLEL_MIN_STATEMENTS: usize = 2_000;
 const SIDE_BY_SIDE_MAX_BYTES: u64 = 1 << 30;
 /// A run's state per statement: an upper bound of what `benches/pipeline.rs`'s
 /// programs need (views, reshapes, pointwise ops, matmuls and in-place
-/// writes: about 1.6 tensors, one autograd node and some saved tensors a
-/// statement). Measured at 1M statements: ~300 bytes a run side by side
-/// (whole process 1.06-1.10 GB, over the budget), ~365 one after the other.
-const RUN_BYTES_PER_STATEMENT: u64 = 400;
+/// writes: about 1.26 tensors of 80 bytes, 1.16 autograd nodes of 48, 0.7
+/// storages of 48, some saved tensors, and the name's slot). Measured at
+/// 1M statements: 288 bytes of live allocations a run, and 0.94-0.97 GB
+/// for the whole process side by side.
+const RUN_BYTES_PER_STATEMENT: u64 = 300;
 
-/// When the eager run of `body` may start, given the analysis run's
-/// progress (two runs' state is estimated from `statements`, nested ones
-/// included): the number of the body's top-level statements the analysis
-/// must have run first, or `None` for after it ended. Side by side from the start while the process's memory
-/// plus two runs fits the budget; otherwise the eager run starts late
-/// enough that, when the analysis run ends (and frees its state), the eager
-/// run has built only what still fits; when not even one run's worth is
-/// left over, one after the other. Progress is counted in statements,
-/// nested ones included, so that a big block late in the body holds the
-/// eager run back until the analysis run is past it.
-fn eager_start(statements: usize, body: &[ast::Stmt]) -> Option<usize> {
+/// How far behind the analysis run the eager run must stay, in statements
+/// (nested ones included), for two runs of `statements` statements to fit
+/// the budget: `Some(0)` side by side, `None` one after the other. Side by
+/// side while the process's memory plus two runs fits; otherwise the eager
+/// run keeps far enough behind that, when the analysis run ends (and frees
+/// its state), the eager run has built only what still fits; when not even
+/// one run's worth is left over, one after the other.
+fn eager_lag(statements: usize) -> Option<usize> {
     let run = RUN_BYTES_PER_STATEMENT * statements as u64;
     let now = crate::resident_memory().unwrap_or(0);
     let spare = SIDE_BY_SIDE_MAX_BYTES.checked_sub(now + run)?;
@@ -405,59 +415,90 @@ fn eager_start(statements: usize, body: &[ast::Stmt]) -> Option<usize> {
     }
     // The share of the eager run that may overlap the analysis run.
     let overlap = spare as f64 / run as f64;
-    let sizes: Vec<usize> = body
-        .iter()
-        .map(|s| count_statements(std::slice::from_ref(s)))
-        .collect();
-    let needed = ((1.0 - overlap) * sizes.iter().sum::<usize>() as f64).ceil() as usize;
-    let mut done = 0;
-    for (i, size) in sizes.iter().enumerate() {
-        if done >= needed {
-            return Some(i);
-        }
-        done += size;
-    }
-    None
+    Some(((1.0 - overlap) * statements as f64).ceil() as usize)
 }
 
-/// Holds the eager run back until the analysis run reaches `mark`.
-struct Gate {
-    mark: usize,
-    open: std::sync::Mutex<bool>,
-    opened: std::sync::Condvar,
+/// Keeps the eager run `lag` statements behind the analysis run: before
+/// each top-level statement the eager run waits until the analysis run has
+/// done that many more statements than it will have (or has ended). Both
+/// count nested statements, so a big block holds the eager run back until
+/// the analysis run is past it, and the eager run cannot catch up however
+/// the two threads are scheduled: when the analysis run ends, the eager
+/// run has built at most the state of its statements but the last `lag`.
+pub(crate) struct Pace {
+    lag: usize,
+    /// Statements the analysis run has done (`usize::MAX` once it ended).
+    done: AtomicUsize,
+    /// The progress the waiting eager run wakes at (`usize::MAX`: none).
+    wake_at: AtomicUsize,
+    lock: std::sync::Mutex<()>,
+    woken: std::sync::Condvar,
 }
 
-impl Gate {
-    fn new(mark: usize) -> Gate {
-        Gate {
-            mark,
-            open: std::sync::Mutex::new(mark == 0),
-            opened: std::sync::Condvar::new(),
+/// A waiting eager run wakes once the analysis run is this many statements
+/// past what it waits for, not at every statement.
+const PACE_BATCH: usize = 4096;
+
+impl Pace {
+    fn new(lag: usize) -> Pace {
+        Pace {
+            lag,
+            done: AtomicUsize::new(0),
+            wake_at: AtomicUsize::new(usize::MAX),
+            lock: std::sync::Mutex::new(()),
+            woken: std::sync::Condvar::new(),
         }
     }
 
-    fn open(&self) {
-        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.opened.notify_all();
-    }
-
-    fn wait(&self) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        while !*open {
-            open = self.opened.wait(open).unwrap_or_else(|e| e.into_inner());
+    /// The analysis run has done `done` statements.
+    fn advance(&self, done: usize) {
+        self.done.store(done, Ordering::SeqCst);
+        if done >= self.wake_at.load(Ordering::SeqCst) {
+            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.wake_at.store(usize::MAX, Ordering::SeqCst);
+            self.woken.notify_all();
         }
     }
 
-    /// Opens the gate when dropped: however the run ends, even by a panic.
-    fn opener(&self) -> impl Drop + '_ {
-        struct Opener<'g>(&'g Gate);
-        impl Drop for Opener<'_> {
+    /// Waits until the eager run may run up to statement `upto` (a count).
+    fn wait_for(&self, upto: usize) {
+        let needed = upto.saturating_add(self.lag);
+        if self.lag == 0 || self.done.load(Ordering::Acquire) >= needed {
+            return;
+        }
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        // Set before reading `done` (both SeqCst): either `advance` sees it
+        // and notifies under the lock, or this read sees its progress.
+        self.wake_at
+            .store(needed.saturating_add(PACE_BATCH), Ordering::SeqCst);
+        while self.done.load(Ordering::SeqCst) < needed {
+            held = self.woken.wait(held).unwrap_or_else(|e| e.into_inner());
+            self.wake_at
+                .store(needed.saturating_add(PACE_BATCH), Ordering::SeqCst);
+        }
+        self.wake_at.store(usize::MAX, Ordering::SeqCst);
+    }
+
+    /// Marks the analysis run ended when dropped: however it ends, even by
+    /// a panic, the eager run goes on.
+    fn finisher(&self) -> impl Drop + '_ {
+        struct Finisher<'p>(&'p Pace);
+        impl Drop for Finisher<'_> {
             fn drop(&mut self) {
-                self.0.open();
+                self.0.advance(usize::MAX);
             }
         }
-        Opener(self)
+        Finisher(self)
     }
+}
+
+/// Which side of a `Pace` a run is on.
+#[derive(Clone, Copy)]
+pub(crate) enum Paced<'p> {
+    /// The analysis run: reports its progress.
+    Leading(&'p Pace),
+    /// The eager run: waits for the analysis run's.
+    Following(&'p Pace),
 }
 
 fn count_statements(stmts: &[ast::Stmt]) -> usize {
@@ -483,21 +524,20 @@ pub fn analyse_function(
     options: &Options,
 ) -> FunctionResult {
     let statements = count_statements(&def.body);
-    let start = (options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS)
-        .then(|| eager_start(statements, &def.body))
+    let lag = (options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS)
+        .then(|| eager_lag(statements))
         .flatten();
-    if let Some(mark) = start {
-        let gate = Gate::new(mark);
+    if let Some(lag) = lag {
+        let pace = Pace::new(lag);
         let result = std::thread::scope(|scope| {
             let eager = std::thread::Builder::new()
                 .name("tpi-eager".to_string())
                 .stack_size(crate::WORKER_STACK_BYTES)
                 .spawn_scoped(scope, || {
-                    gate.wait();
-                    eager::predict(functions, def)
+                    eager::predict(functions, def, Some(Paced::Following(&pace)))
                 })
                 .ok()?;
-            let analysed = analyse_gated(functions, def, options, Some(&gate));
+            let analysed = analyse_paced(functions, def, options, Some(Paced::Leading(&pace)));
             // A panic in the eager run is a bug: pass it on as one.
             let eager = eager
                 .join()
@@ -509,7 +549,7 @@ pub fn analyse_function(
         }
     }
     let analysed = analyse_only(functions, def, options);
-    combine(def, analysed, eager::predict(functions, def))
+    combine(def, analysed, eager::predict(functions, def, None))
 }
 
 /// What the analysis run found: the metadata or the error, and the guards.
@@ -522,19 +562,19 @@ struct Analysed {
 /// PyTorch's metadata analysis of one entry; its machine is freed on return
 /// (the eager run, when it comes after, reuses the memory).
 fn analyse_only(functions: &Functions, def: &FunctionDef, options: &Options) -> Analysed {
-    analyse_gated(functions, def, options, None)
+    analyse_paced(functions, def, options, None)
 }
 
-/// `analyse_only`, opening `gate` as `run_gated` does.
-fn analyse_gated(
+/// `analyse_only`, paced as `run_paced` does.
+fn analyse_paced(
     functions: &Functions,
     def: &FunctionDef,
     options: &Options,
-    gate: Option<&Gate>,
+    pace: Option<Paced>,
 ) -> Analysed {
     let mut diagnostics = Vec::new();
     // PyTorch's metadata analysis.
-    let mut run = run_gated(functions, def, Mode::Analysis, gate);
+    let mut run = run_paced(functions, def, Mode::Analysis, pace);
     let mut assumptions = std::mem::take(&mut run.interp.notes);
     let meta = match std::mem::replace(&mut run.outputs, Ok(Vec::new())) {
         Err(d) => {
@@ -654,7 +694,7 @@ mod tests {
         let sequential = combine(
             def,
             analyse_only(&functions, def, &options),
-            eager::predict(&functions, def),
+            eager::predict(&functions, def, None),
         );
         assert!(parallel.meta.is_some());
         assert!(
@@ -664,67 +704,84 @@ mod tests {
         assert_eq!(format!("{parallel:?}"), format!("{sequential:?}"));
     }
 
-    /// Small entries run side by side from the start; bigger ones start the
-    /// eager run later and later; one whose single run alone would pass
+    /// Small entries run side by side; bigger ones keep the eager run
+    /// further and further behind; one whose single run alone would pass
     /// the budget runs one after the other, whatever the process holds.
     #[test]
-    fn eager_start_within_the_memory_budget() {
-        let module = crate::syntax::parser::parse_module(&big_program(100)).expect("parses");
-        let body = &function_table(&module)["big"].body;
-        let top = body.len();
+    fn eager_lag_within_the_memory_budget() {
         let per_gib = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
         if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 8) {
-            assert_eq!(eager_start(PARALLEL_MIN_STATEMENTS, body), Some(0));
-            // Scaled as if each statement stood for many.
-            let later = eager_start(per_gib * 2 / 3, body).expect("overlaps");
-            let latest = eager_start(per_gib * 4 / 5, body).expect("overlaps");
-            assert!(
-                0 < later && later < latest && latest < top,
-                "{later} {latest}"
-            );
+            assert_eq!(eager_lag(PARALLEL_MIN_STATEMENTS), Some(0));
+            let (some, more) = (per_gib * 2 / 3, per_gib * 4 / 5);
+            let later = eager_lag(some).expect("overlaps");
+            let latest = eager_lag(more).expect("overlaps");
+            assert!(0 < later && later < some, "{later} of {some}");
+            assert!(later < latest && latest < more, "{latest} of {more}");
         }
-        assert_eq!(eager_start(per_gib, body), None);
+        assert_eq!(eager_lag(per_gib), None);
     }
 
-    /// Progress counts nested statements: a big block at the end of the
-    /// body keeps the eager run waiting until the analysis run is past it.
+    /// The follower never gets within `lag` statements of the leader, however
+    /// the threads run, and goes on freely once the leader has ended.
     #[test]
-    fn eager_start_waits_for_a_big_block_at_the_end() {
-        let mut text = String::from("def big(x: Tensor(4, 4)):\n    y = x * 2\n    z = x + 1\n");
+    fn the_eager_run_stays_behind() {
+        for lag in [1, 7, 50] {
+            let pace = Pace::new(lag);
+            let seen = std::thread::scope(|scope| {
+                let follower = scope.spawn(|| {
+                    (1..=100)
+                        .map(|upto| {
+                            pace.wait_for(upto);
+                            (upto, pace.done.load(Ordering::SeqCst))
+                        })
+                        .collect::<Vec<_>>()
+                });
+                {
+                    let _finish = pace.finisher();
+                    for done in 1..=80 {
+                        pace.advance(done);
+                        std::thread::yield_now();
+                    }
+                }
+                follower.join().expect("the follower ends")
+            });
+            for (upto, done) in seen {
+                assert!(done >= upto + lag, "lag {lag}: ran {upto} at {done}");
+            }
+        }
+    }
+
+    /// Paced runs, with any lag (a big block at the end included), give
+    /// the answers of runs one after the other.
+    #[test]
+    fn paced_runs_give_the_plain_answer() {
+        let mut text = big_program(PARALLEL_MIN_STATEMENTS + 500);
+        text.truncate(text.rfind("    return").expect("a return"));
         text.push_str("    with torch.no_grad():\n");
         for i in 0..200 {
             text.push_str(&format!("        v{i} = x * {i}\n"));
         }
-        text.push_str("    return x\n");
-        let module = crate::syntax::parser::parse_module(&text).expect("parses");
-        let body = &function_table(&module)["big"].body;
-        let per_gib = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
-        if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 8) {
-            // Scaled so that the budget allows some overlap, not all.
-            let mark = eager_start(per_gib * 2 / 3, body).expect("overlaps");
-            assert_eq!(mark, 3, "after the `with` block");
-        }
-    }
-
-    /// The eager run waits for the gate's mark, and a run that ends (here
-    /// by returning early) opens it whatever the mark.
-    #[test]
-    fn gated_runs_give_the_plain_answer() {
-        let text = big_program(PARALLEL_MIN_STATEMENTS + 500);
+        text.push_str("    return y, w.view(64)\n");
         let module = crate::syntax::parser::parse_module(&text).expect("the program parses");
         let functions = function_table(&module);
         let def = functions["big"];
         let options = Options::default();
-        let plain = format!("{:?}", analyse_only(&functions, def, &options).meta);
-        for mark in [1, def.body.len() / 2, def.body.len() + 10] {
-            let gate = Gate::new(mark);
-            let gated = std::thread::scope(|scope| {
-                let waiter = scope.spawn(|| gate.wait());
-                let analysed = analyse_gated(&functions, def, &options, Some(&gate));
-                waiter.join().expect("the gate opens");
-                analysed
+        let plain = analyse_only(&functions, def, &options);
+        let plain = format!(
+            "{:?}",
+            combine(def, plain, eager::predict(&functions, def, None))
+        );
+        let statements = count_statements(&def.body);
+        for lag in [0, 1, 150, statements / 2, statements + 10] {
+            let pace = Pace::new(lag);
+            let paced = std::thread::scope(|scope| {
+                let eager =
+                    scope.spawn(|| eager::predict(&functions, def, Some(Paced::Following(&pace))));
+                let analysed =
+                    analyse_paced(&functions, def, &options, Some(Paced::Leading(&pace)));
+                combine(def, analysed, eager.join().expect("the eager run ends"))
             });
-            assert_eq!(format!("{:?}", gated.meta), plain);
+            assert_eq!(format!("{paced:?}"), plain, "lag {lag}");
         }
     }
 }

@@ -545,7 +545,7 @@ impl Session {
             }
         }
         text.push_str(&changes(&self.state.summary, &summary));
-        let prediction = eager::predict(functions, def);
+        let prediction = eager::predict(functions, def, None);
         if let Some(d) = prediction
             .forward_error
             .filter(|d| program.is_fresh(d.primary.span))
