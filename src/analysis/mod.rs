@@ -425,8 +425,25 @@ fn eager_lag(statements: usize) -> Option<usize> {
 /// the analysis run is past it, and the eager run cannot catch up however
 /// the two threads are scheduled: when the analysis run ends, the eager
 /// run has built at most the state of its statements but the last `lag`.
+///
+/// The lag comes from an estimate (`RUN_BYTES_PER_STATEMENT`); a body whose
+/// statements make much more state (a loop unrolled many times) would pass
+/// the budget. So the eager run also watches the process's memory (every
+/// `LOOK_EVERY`), and waits for the analysis run's end when what the
+/// analysis run will still make, at the rate both runs made state so far,
+/// would not fit (`outgrows_budget`).
 pub(crate) struct Pace {
     lag: usize,
+    /// The body's statements, nested ones included.
+    statements: usize,
+    /// The process's memory when the runs began (`None`: unknown, no watch).
+    start_memory: Option<u64>,
+    /// When the runs began; when (µs after) the eager run last looked at
+    /// the process's memory; the eager run's top-level statements so far
+    /// (it reads the clock at every 16th).
+    started: std::time::Instant,
+    looked_at: std::sync::atomic::AtomicU64,
+    ticks: AtomicUsize,
     /// Statements the analysis run has done (`usize::MAX` once it ended).
     done: AtomicUsize,
     /// The progress the waiting eager run wakes at (`usize::MAX`: none).
@@ -439,10 +456,31 @@ pub(crate) struct Pace {
 /// past what it waits for, not at every statement.
 const PACE_BATCH: usize = 4096;
 
+/// How often the eager run looks at the process's memory (`Pace`), and
+/// room for what it may make in between (a run makes well under 1 GB/s).
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
+const LOOK_MARGIN_BYTES: u64 = 64 << 20;
+
+/// Would the process pass the budget if the eager run went on: from
+/// `start` to `now` bytes, the analysis run did `analysed` of the body's
+/// `statements` and the eager run `eager`, and the analysis run's
+/// statements to come are counted at the rate of those. What the eager
+/// run makes until it looks again must fit a margin (`LOOK_MARGIN_BYTES`).
+fn outgrows_budget(start: u64, now: u64, analysed: usize, eager: usize, statements: usize) -> bool {
+    let per_statement = now.saturating_sub(start) as f64 / (analysed + eager).max(1) as f64;
+    let to_come = per_statement * statements.saturating_sub(analysed) as f64;
+    now as f64 + to_come > (SIDE_BY_SIDE_MAX_BYTES - LOOK_MARGIN_BYTES) as f64
+}
+
 impl Pace {
-    fn new(lag: usize) -> Pace {
+    fn new(lag: usize, statements: usize) -> Pace {
         Pace {
             lag,
+            statements,
+            start_memory: crate::resident_memory(),
+            started: std::time::Instant::now(),
+            looked_at: Default::default(),
+            ticks: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             wake_at: AtomicUsize::new(usize::MAX),
             lock: std::sync::Mutex::new(()),
@@ -462,8 +500,11 @@ impl Pace {
 
     /// Waits until the eager run may run up to statement `upto` (a count).
     fn wait_for(&self, upto: usize) {
-        let needed = upto.saturating_add(self.lag);
-        if self.lag == 0 || self.done.load(Ordering::Acquire) >= needed {
+        let mut needed = upto.saturating_add(self.lag);
+        if self.time_to_look() && self.outgrown(upto) {
+            needed = usize::MAX;
+        }
+        if (self.lag == 0 && needed != usize::MAX) || self.done.load(Ordering::Acquire) >= needed {
             return;
         }
         let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -477,6 +518,39 @@ impl Pace {
                 .store(needed.saturating_add(PACE_BATCH), Ordering::SeqCst);
         }
         self.wake_at.store(usize::MAX, Ordering::SeqCst);
+    }
+
+    /// Whether the eager run should look at the process's memory now: at
+    /// most every `LOOK_EVERY` (a look reads `/proc`), and by time, as one
+    /// statement may be a loop that runs for long.
+    fn time_to_look(&self) -> bool {
+        if self.start_memory.is_none()
+            || !self
+                .ticks
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(16)
+        {
+            return false;
+        }
+        let now = self.started.elapsed().as_micros() as u64;
+        if now < self.looked_at.load(Ordering::Relaxed) + LOOK_EVERY.as_micros() as u64 {
+            return false;
+        }
+        self.looked_at.store(now, Ordering::Relaxed);
+        true
+    }
+
+    /// Would going on, with the eager run at statement `upto`, pass the
+    /// budget (`outgrows_budget`)?
+    fn outgrown(&self, upto: usize) -> bool {
+        let analysed = self.done.load(Ordering::SeqCst);
+        match (self.start_memory, crate::resident_memory()) {
+            (Some(start), Some(now)) => {
+                analysed < self.statements
+                    && outgrows_budget(start, now, analysed, upto, self.statements)
+            }
+            _ => false,
+        }
     }
 
     /// Marks the analysis run ended when dropped: however it ends, even by
@@ -528,7 +602,7 @@ pub fn analyse_function(
         .then(|| eager_lag(statements))
         .flatten();
     if let Some(lag) = lag {
-        let pace = Pace::new(lag);
+        let pace = Pace::new(lag, statements);
         let result = std::thread::scope(|scope| {
             let eager = std::thread::Builder::new()
                 .name("tpi-eager".to_string())
@@ -726,7 +800,7 @@ mod tests {
     #[test]
     fn the_eager_run_stays_behind() {
         for lag in [1, 7, 50] {
-            let pace = Pace::new(lag);
+            let pace = Pace::new(lag, 100);
             let seen = std::thread::scope(|scope| {
                 let follower = scope.spawn(|| {
                     (1..=100)
@@ -751,6 +825,33 @@ mod tests {
         }
     }
 
+    /// The eager run stops for the analysis run's end when the memory the
+    /// analysis run will still make, at the rate so far, would not fit.
+    #[test]
+    fn the_eager_run_waits_when_memory_runs_short() {
+        const MB: u64 = 1 << 20;
+        // Half way, 200 bytes a statement: 100 MB to come, fits.
+        assert!(!outgrows_budget(
+            100 * MB,
+            300 * MB,
+            500_000,
+            500_000,
+            1_000_000
+        ));
+        // A quarter of the way, 1.6 KB a statement: 1.2 GB to come.
+        assert!(outgrows_budget(
+            100 * MB,
+            900 * MB,
+            250_000,
+            250_000,
+            1_000_000
+        ));
+        // Nearly done, but already at the budget.
+        assert!(outgrows_budget(0, 1 << 30, 999_000, 999_000, 1_000_000));
+        // Nearly done, with room for the rest.
+        assert!(!outgrows_budget(0, 1 << 29, 999_000, 999_000, 1_000_000));
+    }
+
     /// Paced runs, with any lag (a big block at the end included), give
     /// the answers of runs one after the other.
     #[test]
@@ -773,7 +874,7 @@ mod tests {
         );
         let statements = count_statements(&def.body);
         for lag in [0, 1, 150, statements / 2, statements + 10] {
-            let pace = Pace::new(lag);
+            let pace = Pace::new(lag, statements);
             let paced = std::thread::scope(|scope| {
                 let eager =
                     scope.spawn(|| eager::predict(&functions, def, Some(Paced::Following(&pace))));
