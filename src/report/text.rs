@@ -83,9 +83,9 @@ pub fn file_report_styled(
 /// that assignments bind (`v = w.view(4, 4)` names the view `v`), colour.
 pub(crate) struct Context<'a> {
     pub file: &'a SourceFile,
-    /// `name = value` assignments: the span of each value and the name, in
-    /// source order (sorted by span), for a binary search.
-    bindings: Vec<(Span, ast::Name)>,
+    /// The tree, for the names that `name = value` assignments bind
+    /// (`binding`, a binary search over statements in source order).
+    module: Option<&'a ast::Module>,
     color: bool,
 }
 
@@ -101,19 +101,10 @@ pub(crate) enum Style {
 }
 
 impl<'a> Context<'a> {
-    pub fn new(file: &'a SourceFile, module: Option<&ast::Module>, color: bool) -> Context<'a> {
-        let mut bindings = Vec::new();
-        if let Some(module) = module {
-            for item in &module.items {
-                if let ast::Item::Def(def) = item {
-                    collect_bindings(&def.body, &mut bindings);
-                }
-            }
-        }
-        bindings.sort_by_key(|(span, _)| (span.start, span.end));
+    pub fn new(file: &'a SourceFile, module: Option<&'a ast::Module>, color: bool) -> Context<'a> {
         Context {
             file,
-            bindings,
+            module,
             color,
         }
     }
@@ -151,14 +142,14 @@ impl<'a> Context<'a> {
     }
 
     /// The name an assignment gave the tensor made at `span`, if any.
-    pub fn binding(&self, span: Span) -> Option<&str> {
-        let at = self
-            .bindings
-            .partition_point(|(s, _)| (s.start, s.end) < (span.start, span.end));
-        match self.bindings.get(at) {
-            Some((s, name)) if *s == span => Some(name.as_str()),
+    pub fn binding(&self, span: Span) -> Option<&'a str> {
+        let module = self.module?;
+        module.items.iter().find_map(|item| match item {
+            ast::Item::Def(def) if def.span.start <= span.start && span.end <= def.span.end => {
+                binding_in(&def.body, span)
+            }
             _ => None,
-        }
+        })
     }
 
     /// One alias of a chain, in words: "view `v` (`w.view(4, 4)`, f.tp:4:9)".
@@ -200,32 +191,31 @@ impl<'a> Context<'a> {
     }
 }
 
-fn collect_bindings(body: &[ast::Stmt], out: &mut Vec<(Span, ast::Name)>) {
-    for stmt in body {
-        match &stmt.kind {
-            StmtKind::Assign { targets, value } => {
-                if let [target] = &**targets {
-                    if let ExprKind::Name(name, _) = &target.kind {
-                        out.push((value.span, name.clone()));
-                    }
-                }
-            }
-            StmtKind::AnnAssign {
-                target,
-                value: Some(value),
-                ..
-            } => {
-                if let ExprKind::Name(name, _) = &target.kind {
-                    out.push((value.span, name.clone()));
-                }
-            }
-            StmtKind::With { body, .. } | StmtKind::For { body, .. } => collect_bindings(body, out),
-            StmtKind::If { body, orelse, .. } => {
-                collect_bindings(body, out);
-                collect_bindings(orelse, out);
-            }
-            _ => {}
+/// The name a `name = value` (or `name: T = value`) statement of `body`
+/// binds to the value at `span`: the statement holding `span` is found by
+/// a binary search, as statements are in source order, then its blocks.
+fn binding_in(body: &[ast::Stmt], span: Span) -> Option<&str> {
+    let at = body.partition_point(|s| s.span.start <= span.start);
+    let stmt = body[..at].last().filter(|s| span.end <= s.span.end)?;
+    let (target, value) = match &stmt.kind {
+        StmtKind::Assign { targets, value } => match &**targets {
+            [target] => (target, value),
+            _ => return None,
+        },
+        StmtKind::AnnAssign {
+            target,
+            value: Some(value),
+            ..
+        } => (&**target, &**value),
+        StmtKind::With { body, .. } | StmtKind::For { body, .. } => return binding_in(body, span),
+        StmtKind::If { body, orelse, .. } => {
+            return binding_in(body, span).or_else(|| binding_in(orelse, span))
         }
+        _ => return None,
+    };
+    match &target.kind {
+        ExprKind::Name(name, _) if value.span == span => Some(name.as_str()),
+        _ => None,
     }
 }
 
