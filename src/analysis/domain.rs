@@ -472,11 +472,19 @@ pub struct FunctionalStorage {
     pub inference_registered: bool,
     /// Size in bytes when known (for resize_storage_bytes_).
     pub nbytes: Option<SymInt>,
-    /// The input that owns it, if any (`input()` as an index).
+    /// The input that owns it, if any (`input()` as an index; a `u32`,
+    /// as a big program makes many storages).
     pub input: Option<u32>,
     /// Spans of the ops that mutated it (provenance).
     /// (A ThinVec: one word in place; most storages are never written.)
     pub mutated_at: thin_vec::ThinVec<Span>,
+}
+
+impl FunctionalStorage {
+    /// The input that owns it, if any.
+    pub fn input(&self) -> Option<usize> {
+        self.input.map(|i| i as usize)
+    }
 }
 
 /// A tensor saved for backward by a node, with the version it had then.

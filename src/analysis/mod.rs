@@ -405,10 +405,11 @@ const RUN_BYTES_PER_STATEMENT: u64 = 300;
 /// side while the process's memory plus two runs fits; otherwise the eager
 /// run keeps far enough behind that, when the analysis run ends (and frees
 /// its state), the eager run has built only what still fits; when not even
-/// one run's worth is left over, one after the other.
-fn eager_lag(statements: usize) -> Option<usize> {
+/// one run's worth is left over, one after the other. `memory`: what the
+/// process holds now.
+fn eager_lag(statements: usize, memory: Option<u64>) -> Option<usize> {
     let run = RUN_BYTES_PER_STATEMENT * statements as u64;
-    let now = crate::resident_memory().unwrap_or(0);
+    let now = memory.unwrap_or(0);
     let spare = SIDE_BY_SIDE_MAX_BYTES.checked_sub(now + run)?;
     if spare >= run {
         return Some(0);
@@ -473,11 +474,12 @@ fn outgrows_budget(start: u64, now: u64, analysed: usize, eager: usize, statemen
 }
 
 impl Pace {
-    fn new(lag: usize, statements: usize) -> Pace {
+    /// `memory`: what the process holds as the runs begin.
+    fn new(lag: usize, statements: usize, memory: Option<u64>) -> Pace {
         Pace {
             lag,
             statements,
-            start_memory: crate::resident_memory(),
+            start_memory: memory,
             started: std::time::Instant::now(),
             looked_at: Default::default(),
             ticks: AtomicUsize::new(0),
@@ -508,14 +510,15 @@ impl Pace {
             return;
         }
         let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        // Set before reading `done` (both SeqCst): either `advance` sees it
-        // and notifies under the lock, or this read sees its progress.
-        self.wake_at
-            .store(needed.saturating_add(PACE_BATCH), Ordering::SeqCst);
-        while self.done.load(Ordering::SeqCst) < needed {
-            held = self.woken.wait(held).unwrap_or_else(|e| e.into_inner());
+        loop {
+            // Set before reading `done` (both SeqCst): either `advance` sees
+            // it and notifies under the lock, or this read sees its progress.
             self.wake_at
                 .store(needed.saturating_add(PACE_BATCH), Ordering::SeqCst);
+            if self.done.load(Ordering::SeqCst) >= needed {
+                break;
+            }
+            held = self.woken.wait(held).unwrap_or_else(|e| e.into_inner());
         }
         self.wake_at.store(usize::MAX, Ordering::SeqCst);
     }
@@ -598,11 +601,11 @@ pub fn analyse_function(
     options: &Options,
 ) -> FunctionResult {
     let statements = count_statements(&def.body);
-    let lag = (options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS)
-        .then(|| eager_lag(statements))
-        .flatten();
+    let two_threads = options.threads > 1 && statements >= PARALLEL_MIN_STATEMENTS;
+    let memory = two_threads.then(crate::resident_memory).flatten();
+    let lag = two_threads.then(|| eager_lag(statements, memory)).flatten();
     if let Some(lag) = lag {
-        let pace = Pace::new(lag, statements);
+        let pace = Pace::new(lag, statements, memory);
         let result = std::thread::scope(|scope| {
             let eager = std::thread::Builder::new()
                 .name("tpi-eager".to_string())
@@ -784,15 +787,16 @@ mod tests {
     #[test]
     fn eager_lag_within_the_memory_budget() {
         let per_gib = (SIDE_BY_SIDE_MAX_BYTES / RUN_BYTES_PER_STATEMENT) as usize;
-        if crate::resident_memory().is_some_and(|now| now < SIDE_BY_SIDE_MAX_BYTES / 8) {
-            assert_eq!(eager_lag(PARALLEL_MIN_STATEMENTS), Some(0));
-            let (some, more) = (per_gib * 2 / 3, per_gib * 4 / 5);
-            let later = eager_lag(some).expect("overlaps");
-            let latest = eager_lag(more).expect("overlaps");
-            assert!(0 < later && later < some, "{later} of {some}");
-            assert!(later < latest && latest < more, "{latest} of {more}");
+        let memory = Some(SIDE_BY_SIDE_MAX_BYTES / 16);
+        assert_eq!(eager_lag(PARALLEL_MIN_STATEMENTS, memory), Some(0));
+        let (some, more) = (per_gib * 2 / 3, per_gib * 4 / 5);
+        let later = eager_lag(some, memory).expect("overlaps");
+        let latest = eager_lag(more, memory).expect("overlaps");
+        assert!(0 < later && later < some, "{later} of {some}");
+        assert!(later < latest && latest < more, "{latest} of {more}");
+        for memory in [memory, crate::resident_memory()] {
+            assert_eq!(eager_lag(per_gib, memory), None);
         }
-        assert_eq!(eager_lag(per_gib), None);
     }
 
     /// The follower never gets within `lag` statements of the leader, however
@@ -800,7 +804,7 @@ mod tests {
     #[test]
     fn the_eager_run_stays_behind() {
         for lag in [1, 7, 50] {
-            let pace = Pace::new(lag, 100);
+            let pace = Pace::new(lag, 100, crate::resident_memory());
             let seen = std::thread::scope(|scope| {
                 let follower = scope.spawn(|| {
                     (1..=100)
@@ -874,7 +878,7 @@ mod tests {
         );
         let statements = count_statements(&def.body);
         for lag in [0, 1, 150, statements / 2, statements + 10] {
-            let pace = Pace::new(lag, statements);
+            let pace = Pace::new(lag, statements, crate::resident_memory());
             let paced = std::thread::scope(|scope| {
                 let eager =
                     scope.spawn(|| eager::predict(&functions, def, Some(Paced::Following(&pace))));

@@ -100,12 +100,7 @@ impl<'p> Scope<'p> {
             }
             return Some(text);
         }
-        if let Some(i) = m
-            .storages
-            .get(t.storage)
-            .and_then(|s| s.input)
-            .map(|i| i as usize)
-        {
+        if let Some(i) = m.storages.get(t.storage).and_then(|s| s.input()) {
             return Some(format!("shares storage with input {}", self.input_name(i)));
         }
         let others: Vec<String> = self
@@ -195,7 +190,7 @@ impl<'p> Scope<'p> {
         let contiguous = shape::is_contiguous(t.sizes(), t.strides(), &mut m.sizes);
         rows.push(("contiguous", yes_no(contiguous).to_string()));
         if let Some(storage) = m.storages.get(t.storage) {
-            let owner = match (storage.input.map(|i| i as usize), &t.view) {
+            let owner = match (storage.input(), &t.view) {
                 (Some(i), _) => format!("input {}'s storage", self.input_name(i)),
                 (None, Some(view)) => format!(
                     "storage #{} of {}",
