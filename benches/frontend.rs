@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 /// The allocator the CLI uses (see src/main.rs).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tpi::memory::Allocator = tpi::memory::Allocator;
 
 use std::time::{Duration, Instant};
 use tpi::syntax::{lexer::Layout, parser};

@@ -11,7 +11,7 @@ use std::time::Instant;
 use tpi::{Options, SourceFile};
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tpi::memory::Allocator = tpi::memory::Allocator;
 
 /// A small deterministic generator (xorshift), so runs are comparable.
 struct Rng(u64);

@@ -129,7 +129,7 @@ use tpi::WORKER_STACK_BYTES;
 
 /// mimalloc: the analysis allocates many small objects (shapes, nodes, AST).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tpi::memory::Allocator = tpi::memory::Allocator;
 
 fn main() -> ExitCode {
     tpi::memory::configure_allocator();
