@@ -25,22 +25,35 @@ pub fn render(diag: &Diagnostic, file: &SourceFile, color: bool) -> String {
     render_with_header(&header, diag, file, color)
 }
 
-/// Texts at least this long share ariadne's line table between reports
-/// (`shared_source`); shorter ones are cheaper to scan again.
+/// Texts at least this long are not given to ariadne whole: a report
+/// shows a few lines of them (`View`).
 const SHARED_SOURCE_BYTES: usize = 1 << 16;
+
+/// How many reports of one big text see only their own lines; later ones
+/// share a table of all its lines (`shared_source`).
+const WINDOWED_REPORTS: u32 = 8;
+
+/// ariadne's line separators (`Source::from`): a window of a text must
+/// number its lines as ariadne numbers the whole text's.
+const ARIADNE_SEPARATORS: [char; 7] = [
+    '\r', '\n', '\x0B', '\x0C', '\u{0085}', '\u{2028}', '\u{2029}',
+];
 
 thread_local! {
     /// ariadne's view of the last big text rendered on this thread.
     static LAST_SOURCE: std::cell::RefCell<Option<std::rc::Rc<Source<String>>>> =
         const { std::cell::RefCell::new(None) };
+    /// The big text (address and length) last rendered on this thread, and
+    /// how many of its reports have been windowed.
+    static WINDOWED: std::cell::Cell<(usize, usize, u32)> = const { std::cell::Cell::new((0, 0, 0)) };
 }
 
 /// ariadne's view of `text`: the text and its table of lines, which
-/// `Source::from` builds by scanning the whole text. A big file's report
-/// renders each of its diagnostics against the same text, so the last
-/// table is kept (with its own copy of the text, compared in full before
-/// reuse) instead of being built again per diagnostic: 50 diagnostics in a
-/// 100k-line file took 0.3 s of scanning.
+/// `Source::from` builds by scanning the whole text. Once a big text has
+/// had `WINDOWED_REPORTS` reports, the table is kept (with its own copy of
+/// the text, compared in full before reuse) instead of being built again
+/// per diagnostic: 50 diagnostics in a 100k-line file took 0.3 s of
+/// scanning.
 fn shared_source(text: &str) -> std::rc::Rc<Source<String>> {
     LAST_SOURCE.with(|last| {
         let mut last = last.borrow_mut();
@@ -53,6 +66,95 @@ fn shared_source(text: &str) -> std::rc::Rc<Source<String>> {
             }
         }
     })
+}
+
+/// What ariadne reads for one report.
+enum View<'t> {
+    /// A small text, whole.
+    Text(Source<&'t str>),
+    /// A big text's shared table (`shared_source`).
+    Shared(std::rc::Rc<Source<String>>),
+    /// The lines of a big text from the report's first label to its last,
+    /// after `blank` empty lines that stand for the `start` bytes before
+    /// them, so that ariadne numbers every line as in the whole text.
+    /// Building ariadne's table of a 32 MB file's lines took longer than
+    /// the rest of its report.
+    Window {
+        source: Source<String>,
+        start: usize,
+        blank: usize,
+    },
+}
+
+impl<'t> View<'t> {
+    /// The view of `file`'s text for a report whose labels lie within
+    /// `lo..hi`.
+    fn of(file: &'t SourceFile, lo: usize, hi: usize) -> View<'t> {
+        let text = file.text.as_str();
+        if text.len() < SHARED_SOURCE_BYTES {
+            return View::Text(Source::from(text));
+        }
+        let key = (text.as_ptr() as usize, text.len());
+        let windowed = WINDOWED.with(|cell| {
+            let (ptr, len, count) = cell.get();
+            let count = if (ptr, len) == key { count + 1 } else { 1 };
+            cell.set((key.0, key.1, count));
+            count
+        });
+        if windowed > WINDOWED_REPORTS {
+            return View::Shared(shared_source(text));
+        }
+        let (lines_before, start) = file.line_start(lo);
+        let hi = hi.clamp(start, text.len());
+        let end = memchr::memchr(b'\n', &text.as_bytes()[hi..]).map_or(text.len(), |i| hi + i + 1);
+        let blank = if other_separators(&text[..start]) {
+            ariadne_lines(&text[..start])
+        } else {
+            lines_before
+        };
+        let mut shown = String::with_capacity(blank + end - start);
+        shown.extend(std::iter::repeat_n('\n', blank));
+        shown.push_str(&text[start..end]);
+        View::Window {
+            source: Source::from(shown),
+            start,
+            blank,
+        }
+    }
+
+    /// Where a byte range of the text lies in what ariadne reads.
+    fn range(&self, range: Range<usize>) -> Range<usize> {
+        match self {
+            View::Window { start, blank, .. } => {
+                range.start - start + blank..range.end - start + blank
+            }
+            _ => range,
+        }
+    }
+}
+
+/// Whether ariadne ends lines in `text` at anything but `\n`.
+fn other_separators(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr3(b'\r', 0x0B, 0x0C, bytes).is_some()
+        || ARIADNE_SEPARATORS[4..]
+            .iter()
+            .any(|c| memchr::memmem::find(bytes, c.encode_utf8(&mut [0; 4]).as_bytes()).is_some())
+}
+
+/// How many lines ariadne makes of `prefix`, a text that ends where a line
+/// starts (after a `\n`, or empty).
+fn ariadne_lines(prefix: &str) -> usize {
+    let mut pieces = prefix.split_inclusive(ARIADNE_SEPARATORS).peekable();
+    let mut lines = 0;
+    while let Some(piece) = pieces.next() {
+        // `\r\n` ends one line.
+        if piece.ends_with('\r') {
+            pieces.next_if_eq(&"\n");
+        }
+        lines += 1;
+    }
+    lines
 }
 
 /// The same report under another header than `error[code]` (the numbered
@@ -70,20 +172,13 @@ pub fn render_with_header(
         Severity::Warning => Color::Yellow,
         Severity::Note => Color::Cyan,
     };
-    let primary = visible(diag.primary.span, text);
-    let config = Config::default()
-        .with_index_type(IndexType::Byte)
-        .with_color(color);
-    let mut builder = Report::build(
-        ReportKind::Custom(header, severity_color),
-        (name, primary.clone()),
-    )
-    .with_config(config)
-    .with_message(&diag.message);
     // Labels go in source order: ariadne starts a new snippet whenever a
     // label lies on an earlier line than the one before it.
-    let mut labels: Vec<(Range<usize>, &str, Color)> =
-        vec![(primary, primary_message(diag), severity_color)];
+    let mut labels: Vec<(Range<usize>, &str, Color)> = vec![(
+        visible(diag.primary.span, text),
+        primary_message(diag),
+        severity_color,
+    )];
     for secondary in &diag.secondary {
         labels.push((
             visible(secondary.span, text),
@@ -91,9 +186,19 @@ pub fn render_with_header(
             Color::Blue,
         ));
     }
+    let lo = labels.iter().map(|(r, _, _)| r.start).min().unwrap_or(0);
+    let hi = labels.iter().map(|(r, _, _)| r.end).max().unwrap_or(0);
+    let view = View::of(file, lo, hi);
+    let primary = view.range(labels[0].0.clone());
     labels.sort_by_key(|(range, _, _)| range.start);
+    let config = Config::default()
+        .with_index_type(IndexType::Byte)
+        .with_color(color);
+    let mut builder = Report::build(ReportKind::Custom(header, severity_color), (name, primary))
+        .with_config(config)
+        .with_message(&diag.message);
     for (range, message, label_color) in labels {
-        let mut label = Label::new((name, range)).with_color(label_color);
+        let mut label = Label::new((name, view.range(range))).with_color(label_color);
         if !message.is_empty() {
             label = label.with_message(message);
         }
@@ -102,11 +207,10 @@ pub fn render_with_header(
     builder = with_notes_and_help(builder, diag);
     let report = builder.finish();
     let mut out = Vec::new();
-    let written = if text.len() < SHARED_SOURCE_BYTES {
-        report.write((name, Source::from(text)), &mut out)
-    } else {
-        let source = shared_source(text);
-        report.write((name, &*source), &mut out)
+    let written = match &view {
+        View::Text(source) => report.write((name, source), &mut out),
+        View::Shared(source) => report.write((name, &**source), &mut out),
+        View::Window { source, .. } => report.write((name, source), &mut out),
     };
     match written {
         // ariadne colours a custom header even when colour is off.
@@ -352,6 +456,30 @@ mod tests {
         assert_eq!(render(&diag, &a, false), first_a);
         assert_eq!(render(&diag, &a, false), first_a);
         assert_eq!(render(&diag, &b, false), first_b);
+    }
+
+    /// A big text's first reports are drawn from a window of its lines,
+    /// later ones from the whole text: they read the same, also when the
+    /// lines before hold other line ends ariadne counts (`\r\n`, form
+    /// feeds, U+2028, U+0085).
+    #[test]
+    fn windowed_reports_read_as_whole_text_reports() {
+        for filler in ["pass\n", "pass\r\n", "# a\x0c b\n", "# \u{2028} \u{85} é\n"] {
+            let filler = filler.repeat(SHARED_SOURCE_BYTES / filler.len() + 1);
+            let file = SourceFile::new("a.tp", format!("{filler}x = alpha\ny = beta\n"));
+            let at = filler.len();
+            let diag = Diagnostic::error("unknown-name", "boom", Span::new(at + 4, at + 9))
+                .with_secondary(Span::new(at + 14, at + 18), "and here");
+            WINDOWED.with(|cell| cell.set((0, 0, 0)));
+            let renders: Vec<String> = (0..=WINDOWED_REPORTS)
+                .map(|_| render(&diag, &file, false))
+                .collect();
+            assert!(renders[0].contains("x = alpha"), "{}", renders[0]);
+            assert!(renders[0].contains("y = beta"), "{}", renders[0]);
+            for later in &renders[1..] {
+                assert_eq!(later, &renders[0]);
+            }
+        }
     }
 
     #[test]

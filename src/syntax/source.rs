@@ -78,14 +78,21 @@ impl SourceFile {
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.text.len());
-        let starts = self.line_starts();
-        let line = starts.partition_point(|&s| s as usize <= offset).max(1);
-        let line_start = starts[line - 1] as usize;
+        let (line, line_start) = self.line_start(offset);
         let col = String::from_utf8_lossy(&self.text.as_bytes()[line_start..offset])
             .chars()
             .count()
             + 1;
-        (line, col)
+        (line + 1, col)
+    }
+
+    /// The line holding byte `offset` (lines end at `\n`): how many lines
+    /// come before it, and the offset where it starts.
+    pub fn line_start(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s as usize <= offset).max(1);
+        (line - 1, starts[line - 1] as usize)
     }
 
     /// The source text of a span (empty when the span is out of range).
