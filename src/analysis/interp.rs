@@ -103,7 +103,7 @@ impl<'a> Env<'a> {
 }
 
 /// An op's bound arguments, one per parameter (few: kept in place).
-pub type ArgValues = smallvec::SmallVec<[Value; 6]>;
+pub type ArgValues = smallvec::SmallVec<[Value; 5]>;
 
 pub struct Interp<'a> {
     pub functions: &'a Functions<'a>,
