@@ -1359,10 +1359,17 @@ pub(crate) fn name(text: &str) -> Name {
         }
         let at = at & (names.len() - 1);
         match &mut names[at] {
-            Some(n) if n.as_str() == text => n.clone(),
+            Some(n) if same_text(n.as_str(), text) => n.clone(),
             place => place.insert(Name::new(text)).clone(),
         }
     })
+}
+
+/// `a == b`, compared in place: identifiers are short, and `==` on `str`
+/// calls `memcmp` (4% of a 1M-statement check's samples).
+#[inline]
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 /// log2 of the most places in `NAMES`.

@@ -81,7 +81,7 @@ impl Slots {
         let h = hash(name);
         let slot = match self
             .table
-            .find(h, |&i| names[i as usize].as_str() == name.as_str())
+            .find(h, |&i| super::parser::same_text(&names[i as usize], name))
         {
             Some(&i) => i,
             None => {

@@ -65,13 +65,12 @@ impl SourceFile {
 
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
-            let mut starts = vec![0u32];
-            for (i, b) in self.text.bytes().enumerate() {
-                if b == b'\n' {
-                    starts.push((i + 1).min(u32::MAX as usize) as u32);
-                }
-            }
-            starts
+            std::iter::once(0)
+                .chain(
+                    memchr::memchr_iter(b'\n', self.text.as_bytes())
+                        .map(|i| (i + 1).min(u32::MAX as usize) as u32),
+                )
+                .collect()
         })
     }
 
