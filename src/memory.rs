@@ -50,6 +50,22 @@ pub struct Allocator;
 /// The alignment every mimalloc block has (`MI_INTPTR_SIZE`).
 const WORD_ALIGN: usize = std::mem::size_of::<usize>();
 
+/// A block from mimalloc for `layout`, zeroed or not.
+#[inline]
+unsafe fn mi_alloc(layout: std::alloc::Layout, zeroed: bool) -> *mut u8 {
+    let (size, align) = (layout.size(), layout.align());
+    // SAFETY: mimalloc returns null or a block of `size` bytes aligned as
+    // asked (every block is word-aligned).
+    unsafe {
+        match (align <= WORD_ALIGN, zeroed) {
+            (true, false) => libmimalloc_sys::mi_malloc(size).cast(),
+            (true, true) => libmimalloc_sys::mi_zalloc(size).cast(),
+            (false, false) => libmimalloc_sys::mi_malloc_aligned(size, align).cast(),
+            (false, true) => libmimalloc_sys::mi_zalloc_aligned(size, align).cast(),
+        }
+    }
+}
+
 // SAFETY: each method hands the layout to mimalloc, which returns null or a
 // block of at least `size` bytes with the alignment asked for: `mi_malloc`,
 // `mi_zalloc` and `mi_realloc` blocks are word-aligned, and larger
@@ -58,25 +74,13 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         // SAFETY: see the impl.
-        unsafe {
-            if layout.align() <= WORD_ALIGN {
-                libmimalloc_sys::mi_malloc(layout.size()).cast()
-            } else {
-                libmimalloc_sys::mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { mi_alloc(layout, false) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
         // SAFETY: see the impl.
-        unsafe {
-            if layout.align() <= WORD_ALIGN {
-                libmimalloc_sys::mi_zalloc(layout.size()).cast()
-            } else {
-                libmimalloc_sys::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { mi_alloc(layout, true) }
     }
 
     #[inline]
