@@ -769,11 +769,25 @@ pub fn tensor_method(
 /// (what `tensor_attr` then `tensor_method` resolve it to); None for the
 /// attributes and queries they handle otherwise.
 pub fn direct_tensor_method(name: &str) -> Option<&'static OpDef> {
-    let op = OpTable::get().lookup(name).filter(|o| o.method)?;
-    if matches!(name, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") || is_query(name) {
-        return None;
-    }
-    Some(op)
+    // Decided once per spelling: a method call looks its name up once,
+    // not also against the attributes and queries by text.
+    static DIRECT: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, &'static OpDef>> =
+        std::sync::OnceLock::new();
+    DIRECT
+        .get_or_init(|| {
+            OpTable::get()
+                .spellings()
+                .filter(|(name, op)| op.method && is_direct_method_name(name))
+                .collect()
+        })
+        .get(name)
+        .copied()
+}
+
+/// Whether a method spelling is called as its op, not answered as a tensor
+/// attribute or a query (`direct_tensor_method`).
+fn is_direct_method_name(name: &str) -> bool {
+    !matches!(name, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") && !is_query(name)
 }
 
 /// Calls the method `op` on tensor `t`.

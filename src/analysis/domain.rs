@@ -26,11 +26,29 @@ pub struct OpName(&'static &'static str);
 impl OpName {
     pub fn of(name: &'static str) -> OpName {
         thread_local! {
+            /// The names last given, one place per address: a run makes
+            /// few distinct op names, each many times.
+            static RECENT: [std::cell::Cell<Option<OpName>>; 64] =
+                const { [const { std::cell::Cell::new(None) }; 64] };
+        }
+        let key = (name.as_ptr() as usize, name.len());
+        let place = (key.0 >> 3 ^ key.1) % 64;
+        let recent = RECENT.with(|recent| recent[place].get());
+        if let Some(recent) = recent.filter(|r| (r.0.as_ptr() as usize, r.0.len()) == key) {
+            return recent;
+        }
+        let found = Self::interned(name, key);
+        RECENT.with(|recent| recent[place].set(Some(found)));
+        found
+    }
+
+    /// `of`, from the thread's table of every name given so far.
+    fn interned(name: &'static str, key: (usize, usize)) -> OpName {
+        thread_local! {
             static NAMES: std::cell::RefCell<
                 rustc_hash::FxHashMap<(usize, usize), &'static &'static str>,
             > = Default::default();
         }
-        let key = (name.as_ptr() as usize, name.len());
         NAMES.with(|names| {
             let mut names = names.borrow_mut();
             // Leaked once per thread and distinct static text: a bounded set.

@@ -237,6 +237,11 @@ impl OpTable {
         self.by_name.get(name).map(|&i| &self.ops[i])
     }
 
+    /// Every spelling with its op.
+    pub fn spellings(&self) -> impl Iterator<Item = (&'static str, &OpDef)> + '_ {
+        self.by_name.iter().map(|(&s, &i)| (s, &self.ops[i]))
+    }
+
     /// All spellings usable in a namespace (for "did you mean").
     pub fn names<'a>(
         &'a self,
