@@ -188,25 +188,26 @@ impl<'a> Interp<'a> {
         }
     }
 
+    #[inline]
     fn step(&mut self, span: Span) -> R<()> {
         self.steps += 1;
-        if self.m.tensors.len() > MAX_TENSORS {
-            return Err(err(
-                "limit",
-                format!("the program makes more than {MAX_TENSORS} tensors"),
-                span,
-            )
-            .with_help("tpi unrolls loops and inlines calls; make the loops smaller"));
-        }
-        if self.steps > MAX_STEPS {
-            return Err(err(
-                "limit",
-                format!("the program runs more than {MAX_STEPS} steps"),
-                span,
-            )
-            .with_help("tpi unrolls loops and inlines calls; make the loops smaller"));
+        if self.m.tensors.len() > MAX_TENSORS || self.steps > MAX_STEPS {
+            return Err(self.over_limit(span));
         }
         Ok(())
+    }
+
+    /// The error of a program past a limit (`step`).
+    #[cold]
+    #[inline(never)]
+    fn over_limit(&self, span: Span) -> Diagnostic {
+        let what = if self.m.tensors.len() > MAX_TENSORS {
+            format!("the program makes more than {MAX_TENSORS} tensors")
+        } else {
+            format!("the program runs more than {MAX_STEPS} steps")
+        };
+        err("limit", what, span)
+            .with_help("tpi unrolls loops and inlines calls; make the loops smaller")
     }
 
     /// Moves the guards decided so far into `notes`, attached to `span`.
