@@ -133,11 +133,15 @@ impl<'t> View<'t> {
     }
 }
 
-/// Whether ariadne ends lines in `text` at anything but `\n`.
+/// Whether ariadne ends lines in `text` at anything but `\n`: one pass
+/// for its one-byte separators, one for each of the others.
 fn other_separators(text: &str) -> bool {
     let bytes = text.as_bytes();
-    memchr::memchr3(b'\r', 0x0B, 0x0C, bytes).is_some()
-        || ARIADNE_SEPARATORS[4..]
+    let [cr, lf, vt, ff, wide @ ..] = ARIADNE_SEPARATORS;
+    debug_assert!(lf == '\n' && [cr, vt, ff].iter().all(char::is_ascii));
+    debug_assert!(!wide.iter().any(char::is_ascii));
+    memchr::memchr3(cr as u8, vt as u8, ff as u8, bytes).is_some()
+        || wide
             .iter()
             .any(|c| memchr::memmem::find(bytes, c.encode_utf8(&mut [0; 4]).as_bytes()).is_some())
 }
