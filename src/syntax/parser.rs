@@ -1347,7 +1347,10 @@ pub(crate) fn stmt(kind: StmtKind, l: usize, r: usize) -> Box<Stmt> {
 }
 
 /// The text of an identifier, shared with the parse's recent occurrences
-/// of the same name (`NAMES`; `Name` clones are pointer copies).
+/// of the same name (`NAMES`; `Name` clones are pointer copies). A place
+/// keeps its name's hash, so that a different name there is told apart
+/// without reading its text (at a million names, that read was a cache
+/// miss at most identifiers).
 pub(crate) fn name(text: &str) -> Name {
     use std::hash::BuildHasher;
     let hash = rustc_hash::FxBuildHasher.hash_one(text);
@@ -1359,8 +1362,8 @@ pub(crate) fn name(text: &str) -> Name {
         }
         let at = at & (names.len() - 1);
         match &mut names[at] {
-            Some(n) if same_text(n.as_str(), text) => n.clone(),
-            place => place.insert(Name::new(text)).clone(),
+            Some((h, n)) if *h == hash && same_text(n.as_str(), text) => n.clone(),
+            place => place.insert((hash, Name::new(text))).1.clone(),
         }
     })
 }
@@ -1382,7 +1385,7 @@ thread_local! {
     /// and `torch` or a parameter stays put). A bounded cache, not a set of
     /// every name: at a million distinct names a set was a growing,
     /// cache-missing table (issue 8). Emptied when the parse ends.
-    static NAMES: std::cell::RefCell<Vec<Option<Name>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static NAMES: std::cell::RefCell<Vec<Option<(u64, Name)>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Makes `NAMES` ready for a parse of `bytes` of text: a place per 16
