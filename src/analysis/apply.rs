@@ -500,7 +500,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
 
 fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Dims> {
     let m = &mut it.m;
-    let operands: Vec<IterOperand> = tensors
+    let operands: smallvec::SmallVec<[IterOperand; 4]> = tensors
         .iter()
         .map(|&t| {
             let t = &m.tensors[t];
