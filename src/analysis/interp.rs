@@ -55,6 +55,11 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// What `Env::new` allocates for `names` names.
+    pub fn bytes_for(names: usize) -> usize {
+        names * std::mem::size_of::<Option<Value>>()
+    }
+
     /// The value bound to a name with this slot.
     pub fn get(&self, slot: Slot, name: &str) -> Option<&Value> {
         match slot.index() {
