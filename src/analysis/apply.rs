@@ -234,21 +234,25 @@ fn named_inputs(a: &Args) -> NamedInputs {
 /// An op's tensor arguments by parameter name (few: kept in place).
 type NamedInputs = smallvec::SmallVec<[(&'static str, Option<TensorId>); 4]>;
 
-/// The overload whose saved tensors apply (`max.dim`, `max.other`, `pad.reflect`).
-fn saved_variant(a: &Args) -> std::borrow::Cow<'static, str> {
+/// The overload whose saved tensors apply (`max.dim`, `max.other`,
+/// `pad.reflect`), spelled as `ops::saved`'s table spells it. A variant the
+/// table has no row for is the plain name, which is the row `lookup` falls
+/// back to for it.
+fn saved_variant(a: &Args) -> &'static str {
     let name = a.op.name.trim_end_matches('_');
-    match name {
+    let overload = match name {
         "max" | "min" => match a.get("dim") {
-            Value::None => name.into(),
-            Value::Tensor(_) => format!("{name}.other").into(),
-            _ => format!("{name}.dim").into(),
+            Value::None => return name,
+            Value::Tensor(_) => "other",
+            _ => "dim",
         },
         "pad" => match a.get("mode") {
-            Value::Str(m) if &**m != "constant" => format!("pad.{m}").into(),
-            _ => "pad".into(),
+            Value::Str(m) if &**m != "constant" => &**m,
+            _ => return name,
         },
-        other => other.into(),
-    }
+        _ => return name,
+    };
+    crate::ops::saved::overload_row_name(name, overload).unwrap_or(name)
 }
 
 pub fn to_syms(v: &Value) -> Option<Dims> {
@@ -320,7 +324,7 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
                 outs.push(it.m.fresh(m, span, op.name));
             }
             let named = named_inputs(&a);
-            it.m.record_history(&saved_variant(&a), false, &named, &outs, span)
+            it.m.record_history(saved_variant(&a), false, &named, &outs, span)
                 .map_err(|e| op_error(e, span))?;
             // Integer outputs (indices) never require grad: detach them from the node.
             for &o in &outs {
@@ -2636,12 +2640,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
     }
-    let name: std::borrow::Cow<str> = if op.name.ends_with('_') {
-        op.name.into()
-    } else {
-        format!("{}_", op.name).into()
-    };
-    it.m.mutate_data(me, &name, &others, span)
+    let name = OpTable::get().inplace_name(op.name);
+    it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(me))
 }

@@ -261,7 +261,7 @@ pub struct Event {
     pub tensor: TensorId,
     /// The functional storage written (for `set_`: the new storage).
     pub storage: StorageId,
-    pub op: String,
+    pub op: &'static str,
     pub span: Span,
     pub no_grad: bool,
     pub inference_mode: bool,
@@ -299,7 +299,7 @@ impl Provenance {
         &mut self,
         tensor: TensorId,
         storage: StorageId,
-        op: &str,
+        op: &'static str,
         span: Span,
         mode: GradMode,
         grad_tracked: bool,
@@ -308,7 +308,7 @@ impl Provenance {
             kind: EventKind::Data,
             tensor,
             storage,
-            op: op.to_string(),
+            op,
             span,
             no_grad: mode != GradMode::On,
             inference_mode: mode == GradMode::Inference,
@@ -318,12 +318,12 @@ impl Provenance {
     }
 
     /// An in-place metadata change of `tensor`.
-    pub fn metadata(&mut self, tensor: TensorId, storage: StorageId, op: &str, span: Span) {
+    pub fn metadata(&mut self, tensor: TensorId, storage: StorageId, op: &'static str, span: Span) {
         self.events.push(Event {
             kind: EventKind::Metadata,
             tensor,
             storage,
-            op: op.to_string(),
+            op,
             span,
             no_grad: false,
             inference_mode: false,
@@ -344,7 +344,7 @@ impl Provenance {
             kind: EventKind::SetStorage,
             tensor,
             storage,
-            op: "set_".to_string(),
+            op: "set_",
             span,
             no_grad: false,
             inference_mode: false,
@@ -790,7 +790,7 @@ pub fn collect(
     if !tangent_sources.is_empty() {
         for e in &m.provenance.events {
             if e.kind == EventKind::Data {
-                last_write.insert(e.storage, (e.tensor, e.op.as_str()));
+                last_write.insert(e.storage, (e.tensor, e.op));
             }
         }
     }
@@ -975,7 +975,7 @@ fn input_mutations(
         last_key = Some(key);
         records.push(MutationRecord {
             kind: e.kind,
-            op: e.op.clone(),
+            op: e.op.to_string(),
             span: e.span,
             no_grad: e.no_grad,
             inference_mode: e.inference_mode,

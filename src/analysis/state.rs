@@ -279,7 +279,7 @@ impl Machine {
     /// `inputs` are the op's tensor arguments by aten argument name.
     pub fn record_history(
         &mut self,
-        op: &str,
+        op: &'static str,
         inplace: bool,
         inputs: &[(&str, Option<TensorId>)],
         outputs: &[TensorId],
@@ -310,11 +310,11 @@ impl Machine {
         let Some(row) = facts.row else {
             return Ok(Some(node));
         };
-        let base = op.split('.').next().unwrap_or(op);
-        if row.exactness == Exactness::LayoutDependent && matches!(base, "matmul" | "linear") {
+        let base = || op.split('.').next().unwrap_or(op);
+        if row.exactness == Exactness::LayoutDependent && matches!(base(), "matmul" | "linear") {
             // Whether an operand is saved as itself depends on whether matmul's
             // internal reshape is a view: decided from the concrete layouts.
-            let names: [&str; 2] = if base == "matmul" {
+            let names: [&str; 2] = if base() == "matmul" {
                 ["self", "other"]
             } else {
                 ["input", "weight"]
@@ -334,7 +334,7 @@ impl Machine {
             let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
                 return Ok(Some(node));
             };
-            let saved = if base == "matmul" {
+            let saved = if base() == "matmul" {
                 matmul_saved(&gx, &gw)
             } else {
                 linear_saved(&gx, &gw)
@@ -737,7 +737,7 @@ impl Machine {
     pub fn mutate_data(
         &mut self,
         target: TensorId,
-        op: &str,
+        op: &'static str,
         others: &[(&str, Option<TensorId>)],
         span: Span,
     ) -> OpResult<()> {
@@ -976,15 +976,17 @@ struct OpFacts {
 }
 
 /// `OpFacts` of an op, worked out once per thread and name (the names come
-/// from the op table: the set is small).
-fn op_facts(op: &str, inplace: bool) -> OpFacts {
+/// from the op table: the set is small), found by the static name's address
+/// and length, which stand for its text (as in `static_node_name`).
+fn op_facts(op: &'static str, inplace: bool) -> OpFacts {
     use std::cell::RefCell;
-    type Facts = rustc_hash::FxHashMap<Box<str>, OpFacts>;
+    type Facts = rustc_hash::FxHashMap<(usize, usize), OpFacts>;
     thread_local! {
         static FACTS: RefCell<[Facts; 2]> = RefCell::default();
     }
+    let key = (op.as_ptr() as usize, op.len());
     FACTS.with(|facts| {
-        if let Some(f) = facts.borrow()[usize::from(inplace)].get(op) {
+        if let Some(f) = facts.borrow()[usize::from(inplace)].get(&key) {
             return *f;
         }
         let base = op.split('.').next().unwrap_or(op);
@@ -993,7 +995,7 @@ fn op_facts(op: &str, inplace: bool) -> OpFacts {
             not_implemented: backward_not_implemented(base),
             row: lookup(op, inplace),
         };
-        facts.borrow_mut()[usize::from(inplace)].insert(op.into(), f);
+        facts.borrow_mut()[usize::from(inplace)].insert(key, f);
         f
     })
 }

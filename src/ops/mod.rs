@@ -237,6 +237,27 @@ impl OpTable {
         self.by_name.get(name).map(|&i| &self.ops[i])
     }
 
+    /// `NAME_`, the in-place spelling of `name`, as static text: the table's
+    /// own when it has the spelling, else made once per process (the names
+    /// come from the table, so there are few).
+    pub fn inplace_name(&self, name: &'static str) -> &'static str {
+        if name.ends_with('_') {
+            return name;
+        }
+        let wanted = format!("{name}_");
+        if let Some((&spelling, _)) = self.by_name.get_key_value(wanted.as_str()) {
+            return spelling;
+        }
+        static MADE: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+        let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(&known) = made.iter().find(|m| **m == wanted) {
+            return known;
+        }
+        let leaked: &'static str = Box::leak(wanted.into_boxed_str());
+        made.push(leaked);
+        leaked
+    }
+
     /// Every spelling with its op.
     pub fn spellings(&self) -> impl Iterator<Item = (&'static str, &OpDef)> + '_ {
         self.by_name.iter().map(|(&s, &i)| (s, &self.ops[i]))

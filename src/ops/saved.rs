@@ -681,6 +681,15 @@ pub fn lookup(op: &str, inplace: bool) -> Option<&'static OpSaves> {
     find(name)
 }
 
+/// `name.overload` (`max.dim`) as a row of the table spells it, when one
+/// does (the same text, made once).
+pub fn overload_row_name(name: &str, overload: &str) -> Option<&'static str> {
+    TABLE.iter().map(|row| row.op).find(|op| {
+        op.split_once('.')
+            .is_some_and(|(n, o)| n == name && o == overload)
+    })
+}
+
 /// `TABLE`'s rows by (name, overload or "", inplace), aliases included (they
 /// are never rows of their own): `lookup` runs for every op that records
 /// history, and the table has hundreds of rows. The first row of a key
