@@ -1601,7 +1601,12 @@ impl<'a> Interp<'a> {
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<ArgValues> {
-        use crate::ops::{DefaultValue, ParamType};
+        use crate::ops::ParamType;
+        if kw.is_empty() {
+            if let Some(out) = Self::bind_in_order(op, &receiver, &pos) {
+                return Self::bind_defaults(op, out, receiver.into_iter().chain(pos), span);
+            }
+        }
         let mut pos = pos;
         if let Some(receiver) = receiver {
             pos.insert(0, receiver);
@@ -1696,25 +1701,47 @@ impl<'a> Interp<'a> {
             if given & (1 << i) != 0 {
                 continue;
             }
-            out[i] = match &p.default {
-                Some(DefaultValue::None) => Value::None,
-                Some(DefaultValue::Int(i)) => Value::int(*i),
-                Some(DefaultValue::Float(f)) => Value::Float(*f),
-                Some(DefaultValue::Bool(b)) => Value::Bool(*b),
-                Some(DefaultValue::Word(w)) => match w.as_str() {
-                    "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
-                    "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
-                    other => Value::Str(Rc::from(other)),
-                },
-                None => {
-                    return Err(err(
-                        "arguments",
-                        format!("`{}` is missing the argument `{}`", op.name, p.name),
-                        span,
-                    )
-                    .with_help(format!("signature: {}", signature(op))))
-                }
-            };
+            out[i] = default_value(op, p, span)?;
+        }
+        Ok(out)
+    }
+
+    /// The usual call, bound without the general walk: positional
+    /// arguments only (the receiver first), each for the next parameter,
+    /// none of them keyword-only, too many or a run of ints for an int list
+    /// (`x.view(2, 3)`). `Some(count)`: they fill the first `count`
+    /// parameters, as the general binding would; `None`: bind generally.
+    fn bind_in_order(op: &OpDef, receiver: &Option<Value>, pos: &Values) -> Option<usize> {
+        use crate::ops::ParamType;
+        let count = usize::from(receiver.is_some()) + pos.len();
+        if count > op.params.len() || op.name == "einsum" {
+            return None;
+        }
+        let values = receiver.iter().chain(pos.iter());
+        for (p, v) in op.params.iter().zip(values) {
+            if p.keyword_only
+                || (matches!(p.ty, ParamType::IntList | ParamType::OptIntList)
+                    && matches!(v, Value::Int(_)))
+            {
+                return None;
+            }
+        }
+        Some(count)
+    }
+
+    /// `bind_in_order`'s binding: `values` for the first `count` parameters,
+    /// defaults for the rest.
+    fn bind_defaults(
+        op: &OpDef,
+        count: usize,
+        values: impl Iterator<Item = Value>,
+        span: Span,
+    ) -> R<ArgValues> {
+        let mut out = ArgValues::new();
+        out.extend(values);
+        debug_assert_eq!(out.len(), count);
+        for p in &op.params[count..] {
+            out.push(default_value(op, p, span)?);
         }
         Ok(out)
     }
@@ -1786,6 +1813,31 @@ enum Num {
 }
 
 /// An op's signature as PyTorch documents it, for messages.
+/// The value a parameter not given takes: its default, or the error for a
+/// missing argument.
+fn default_value(op: &OpDef, p: &crate::ops::Param, span: Span) -> R<Value> {
+    use crate::ops::DefaultValue;
+    Ok(match &p.default {
+        Some(DefaultValue::None) => Value::None,
+        Some(DefaultValue::Int(i)) => Value::int(*i),
+        Some(DefaultValue::Float(f)) => Value::Float(*f),
+        Some(DefaultValue::Bool(b)) => Value::Bool(*b),
+        Some(DefaultValue::Word(w)) => match w.as_str() {
+            "contiguous_format" => Value::MemoryFormat(MemoryFormat::Contiguous),
+            "preserve_format" => Value::MemoryFormat(MemoryFormat::Preserve),
+            other => Value::Str(Rc::from(other)),
+        },
+        None => {
+            return Err(err(
+                "arguments",
+                format!("`{}` is missing the argument `{}`", op.name, p.name),
+                span,
+            )
+            .with_help(format!("signature: {}", signature(op))))
+        }
+    })
+}
+
 pub fn signature(op: &OpDef) -> String {
     let mut parts = Vec::new();
     let mut kw_marked = false;
