@@ -1537,7 +1537,7 @@ impl<'a> Interp<'a> {
         if pos.next().is_some() {
             return Err(err(
                 "arguments",
-                format!("`{name}()` takes {} positional arguments", def.params.len()),
+                format!("`{name}()` takes {}", positional(def.params.len())),
                 span,
             ));
         }
@@ -1632,9 +1632,9 @@ impl<'a> Interp<'a> {
                 return Err(err(
                     "arguments",
                     format!(
-                        "`{}` takes at most {} positional arguments",
+                        "`{}` takes at most {}",
                         op.name,
-                        op.params.iter().filter(|p| !p.keyword_only).count()
+                        positional(op.params.iter().filter(|p| !p.keyword_only).count())
                     ),
                     span,
                 )
@@ -1813,6 +1813,14 @@ enum Num {
 }
 
 /// An op's signature as PyTorch documents it, for messages.
+/// "1 positional argument", "2 positional arguments".
+fn positional(count: usize) -> String {
+    match count {
+        1 => "1 positional argument".to_string(),
+        n => format!("{n} positional arguments"),
+    }
+}
+
 /// The value a parameter not given takes: its default, or the error for a
 /// missing argument.
 fn default_value(op: &OpDef, p: &crate::ops::Param, span: Span) -> R<Value> {
