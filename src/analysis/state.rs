@@ -329,7 +329,11 @@ impl Machine {
                     tt.sizes().iter().map(|s| s.as_int()).collect();
                 let strides: Option<crate::ops::saved::GeomDims> =
                     tt.strides().iter().map(|s| s.as_int()).collect();
-                Some(Geom::new(&sizes?, &strides?, m.requires_grad(t)))
+                Some(Geom {
+                    sizes: sizes?,
+                    strides: strides?,
+                    requires_grad: m.requires_grad(t),
+                })
             };
             let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
                 return Ok(Some(node));
