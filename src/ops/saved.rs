@@ -682,12 +682,15 @@ pub fn lookup(op: &str, inplace: bool) -> Option<&'static OpSaves> {
 }
 
 /// `name.overload` (`max.dim`) as a row of the table spells it, when one
-/// does (the same text, made once).
+/// does (the same text, made once). Found through the index: an alias's
+/// key leads to its canonical row, whose spelling differs, so it has none.
 pub fn overload_row_name(name: &str, overload: &str) -> Option<&'static str> {
-    TABLE.iter().map(|row| row.op).find(|op| {
-        op.split_once('.')
-            .is_some_and(|(n, o)| n == name && o == overload)
-    })
+    let index = index();
+    [false, true]
+        .iter()
+        .filter_map(|&inplace| index.get(&(name, overload, inplace)))
+        .map(|&i| TABLE[i].op)
+        .find(|op| op.split_once('.') == Some((name, overload)))
 }
 
 /// `TABLE`'s rows by (name, overload or "", inplace), aliases included (they
@@ -1021,6 +1024,34 @@ mod tests {
     }
     fn tensors(v: &'static [usize]) -> impl Fn(usize) -> bool + Copy {
         move |i| v.contains(&i)
+    }
+
+    /// The overloads the table spells, and only those, are found with
+    /// their row's own text (an alias's overload included: it has none).
+    #[test]
+    fn overload_row_names_are_the_rows_own() {
+        for row in TABLE {
+            if let Some((name, overload)) = row.op.split_once('.') {
+                let found = overload_row_name(name, overload).expect("a row's overload");
+                assert_eq!(found, row.op);
+            }
+        }
+        for (alias, canonical) in ALIASES {
+            for row in TABLE {
+                if let Some((name, overload)) = row.op.split_once('.') {
+                    if name == *canonical {
+                        assert_eq!(
+                            overload_row_name(alias, overload),
+                            None,
+                            "{alias}.{overload}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(overload_row_name("max", "dim"), Some("max.dim"));
+        assert_eq!(overload_row_name("pad", "bogus"), None);
+        assert_eq!(overload_row_name("nonexistent", "dim"), None);
     }
 
     #[test]
