@@ -1812,7 +1812,6 @@ enum Num {
     Float(f64),
 }
 
-/// An op's signature as PyTorch documents it, for messages.
 /// "1 positional argument", "2 positional arguments".
 fn positional(count: usize) -> String {
     match count {
@@ -1846,6 +1845,7 @@ fn default_value(op: &OpDef, p: &crate::ops::Param, span: Span) -> R<Value> {
     })
 }
 
+/// An op's signature as PyTorch documents it, for messages.
 pub fn signature(op: &OpDef) -> String {
     let mut parts = Vec::new();
     let mut kw_marked = false;
