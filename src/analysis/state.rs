@@ -310,11 +310,11 @@ impl Machine {
         let Some(row) = facts.row else {
             return Ok(Some(node));
         };
-        let base = || op.split('.').next().unwrap_or(op);
-        if row.exactness == Exactness::LayoutDependent && matches!(base(), "matmul" | "linear") {
+        let base = facts.base;
+        if row.exactness == Exactness::LayoutDependent && matches!(base, "matmul" | "linear") {
             // Whether an operand is saved as itself depends on whether matmul's
             // internal reshape is a view: decided from the concrete layouts.
-            let names: [&str; 2] = if base() == "matmul" {
+            let names: [&str; 2] = if base == "matmul" {
                 ["self", "other"]
             } else {
                 ["input", "weight"]
@@ -338,7 +338,7 @@ impl Machine {
             let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
                 return Ok(Some(node));
             };
-            let saved = if base() == "matmul" {
+            let saved = if base == "matmul" {
                 matmul_saved(&gx, &gw)
             } else {
                 linear_saved(&gx, &gw)
@@ -974,6 +974,8 @@ pub fn extent(sizes: &[SymInt], strides: &[SymInt], offset: &SymInt) -> Option<i
 /// whether backward through it is implemented, and what it saves.
 #[derive(Clone, Copy)]
 struct OpFacts {
+    /// The op's name without its overload (`max` of `max.dim`).
+    base: &'static str,
     node: &'static str,
     not_implemented: bool,
     row: Option<&'static OpSaves>,
@@ -995,6 +997,7 @@ fn op_facts(op: &'static str, inplace: bool) -> OpFacts {
         }
         let base = op.split('.').next().unwrap_or(op);
         let f = OpFacts {
+            base,
             node: node_name(base),
             not_implemented: backward_not_implemented(base),
             row: lookup(op, inplace),
