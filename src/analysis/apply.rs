@@ -2579,7 +2579,10 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     }
     // Eager's TensorIterator checks memory overlap before shapes and types
     // (compute_mem_overlaps, then compute_shape, then compute_types).
-    if it.m.mode == Mode::Eager && checks_overlap(it, op.name, &a) {
+    if it.m.mode == Mode::Eager
+        && checks_overlap(it, op.name, &a)
+        && !copies_same_data(it, op, &a, me)
+    {
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
         // Partial overlap with an input: eager kernels only (the analysis
@@ -2644,6 +2647,27 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(me))
+}
+
+/// Eager `copy_` returns at once when `src` is the same data as `self`
+/// (`copy_impl`, Copy.cpp: `is_same` or `is_same_data`), before the
+/// TensorIterator that checks for overlap; autograd still counts the write.
+fn copies_same_data(it: &mut Interp, op: &OpDef, a: &Args, me: TensorId) -> bool {
+    let Value::Tensor(src) = a.get("src") else {
+        return false;
+    };
+    if op.name != "copy_" {
+        return false;
+    }
+    let (x, y) = (it.m.t(me).clone(), it.m.t(*src).clone());
+    let same_dims = |sizes: &mut crate::ops::shape::Sizes, p: &[SymInt], q: &[SymInt]| {
+        p.len() == q.len() && p.iter().zip(q).all(|(p, q)| sizes.eq(p, q))
+    };
+    x.storage == y.storage
+        && x.dtype == y.dtype
+        && it.m.sizes.eq(&x.offset, &y.offset)
+        && same_dims(&mut it.m.sizes, x.sizes(), y.sizes())
+        && same_dims(&mut it.m.sizes, x.strides(), y.strides())
 }
 
 /// What `apply_inplace` reads of the tensor it writes.
