@@ -2887,6 +2887,8 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
                 _ => None,
             };
+            let inputs = [("self", Some(me)), ("source", Some(src))];
+            let next = it.m.next_edges(&inputs, &[me])?;
             let version = it.m.t(me).version;
             it.m.versions[version] += 1;
             let t = &mut it.m.tensors[me];
@@ -2895,13 +2897,11 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             t.offset = s.offset;
             t.storage_changed = true;
             // set_ propagates requires_grad, but has no derivative.
-            if let Some(node) = it.m.record_history(
-                "set_",
-                true,
-                &[("self", Some(me)), ("source", Some(src))],
-                &[me],
-                span,
-            )? {
+            let node = match next {
+                Some(next) => it.m.record_node("set_", true, &inputs, &[me], span, next)?,
+                None => None,
+            };
+            if let Some(node) = node {
                 it.m.nodes[node].not_implemented = true;
                 if let Some(view) = view {
                     it.m.rebase_view_history(me, view.base, node, base_fn, span);

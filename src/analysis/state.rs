@@ -285,6 +285,21 @@ impl Machine {
         outputs: &[TensorId],
         span: Span,
     ) -> OpResult<Option<NodeId>> {
+        match self.next_edges(inputs, outputs)? {
+            Some(next) => self.record_node(op, inplace, inputs, outputs, span, next),
+            None => Ok(None),
+        }
+    }
+
+    /// The nodes of `inputs`' histories, when the op records one
+    /// (`collect_next_edges`). An in-place kernel reads them before it bumps
+    /// the version counter: afterwards the history of a view of the written
+    /// tensor is stale, and regenerating it may raise (a multi-output view).
+    pub fn next_edges(
+        &mut self,
+        inputs: &[(&str, Option<TensorId>)],
+        outputs: &[TensorId],
+    ) -> OpResult<Option<smallvec::SmallVec<[NodeId; 2]>>> {
         let present: smallvec::SmallVec<[TensorId; 4]> =
             inputs.iter().filter_map(|(_, t)| *t).collect();
         let dtype = outputs
@@ -300,6 +315,19 @@ impl Machine {
                 next.push(n);
             }
         }
+        Ok(Some(next))
+    }
+
+    /// `record_history` with the inputs' nodes already read (`next_edges`).
+    pub fn record_node(
+        &mut self,
+        op: &'static str,
+        inplace: bool,
+        inputs: &[(&str, Option<TensorId>)],
+        outputs: &[TensorId],
+        span: Span,
+        next: smallvec::SmallVec<[NodeId; 2]>,
+    ) -> OpResult<Option<NodeId>> {
         let facts = op_facts(op, inplace);
         let node = self.add_node(facts.node, next, span);
         self.nodes[node].not_implemented = facts.not_implemented;
@@ -781,6 +809,11 @@ impl Machine {
         let present: smallvec::SmallVec<[TensorId; 4]> =
             inputs.iter().filter_map(|(_, t)| *t).collect();
         let records = self.records_grad(&present, t.dtype);
+        let next = if records {
+            self.next_edges(&inputs, &[target])?
+        } else {
+            None
+        };
         self.provenance.data(
             target,
             t.storage,
@@ -790,13 +823,13 @@ impl Machine {
             records,
         );
         self.versions[t.version] += 1;
-        if records {
+        if let Some(next) = next {
             let base_fn = match &t.view {
                 Some(v) => Some(self.grad_fn(v.base)?),
                 None => None,
             };
             // The op's node takes the target's previous history.
-            let node = self.record_history(op, true, &inputs, &[target], span)?;
+            let node = self.record_node(op, true, &inputs, &[target], span, next)?;
             if let (Some(view), Some(node)) = (t.view, node) {
                 self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
