@@ -2236,9 +2236,13 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
             })
             .collect();
-        if let Some(first) = it.m.tensors[ids[0]].grad_fn {
-            for &i in &ids[1..] {
-                it.m.tensors[i].grad_fn = Some(first);
+        let first = it.m.tensors[ids[0]].grad_fn;
+        for (k, &i) in ids.iter().enumerate() {
+            let t = &mut it.m.tensors[i];
+            // "Output k of SplitBackward0" in autograd's messages.
+            t.output_index = k as u32;
+            if first.is_some() {
+                t.grad_fn = first;
             }
         }
     }

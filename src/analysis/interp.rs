@@ -117,6 +117,9 @@ pub struct Interp<'a> {
     steps: u64,
     /// Facts the run assumed (guards on symbolic sizes), with where.
     pub notes: Vec<(Span, String)>,
+    /// The `return` statement that ran last: after the run, the entry
+    /// function's, where PyTorch reads the outputs' metadata.
+    pub returned_at: Option<Span>,
     /// Names of all tensor methods / torch functions, for suggestions.
     table: &'static OpTable,
 }
@@ -189,6 +192,7 @@ impl<'a> Interp<'a> {
             call_chain: Vec::new(),
             steps: 0,
             notes: Vec::new(),
+            returned_at: None,
             table: OpTable::get(),
         }
     }
@@ -278,6 +282,7 @@ impl<'a> Interp<'a> {
                     Some(e) => self.eval(env, e)?,
                     None => Value::None,
                 };
+                self.returned_at = Some(stmt.span);
                 Flow::Return(v)
             }
             StmtKind::Pass => Flow::Next,

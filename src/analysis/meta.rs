@@ -440,13 +440,35 @@ pub enum FlatOutput {
     Other,
 }
 
+/// Why `collect` failed: on the inputs' side (as a whole: the function's
+/// header is the place), or while reading an output (the `return` is).
+#[derive(Debug)]
+pub enum CollectError {
+    Inputs(OpError),
+    Outputs(OpError),
+}
+
+impl From<OpError> for CollectError {
+    fn from(e: OpError) -> CollectError {
+        CollectError::Inputs(e)
+    }
+}
+
+impl CollectError {
+    pub fn into_inner(self) -> OpError {
+        match self {
+            CollectError::Inputs(e) | CollectError::Outputs(e) => e,
+        }
+    }
+}
+
 pub fn collect(
     m: &mut Machine,
     params: &[Param],
     outputs: &[FlatOutput],
     keep_input_mutations: bool,
     grad_enabled_mutation: Option<bool>,
-) -> Result<ViewAndMutationMeta, OpError> {
+) -> Result<ViewAndMutationMeta, CollectError> {
     let events = EventIndex::new(&m.provenance);
     let mut inputs = Vec::new();
     for p in params {
@@ -536,7 +558,7 @@ pub fn collect(
                         } else {
                             format!("put the other mutations of `{name}` under `torch.no_grad()`, or mutate a clone")
                         };
-                        return Err(error.help(help));
+                        return Err(error.help(help).into());
                     }
                     if in_graph {
                         MutationType::MutatedInGraph
@@ -623,7 +645,11 @@ pub fn collect(
         let t = *t;
         let tt = m.tensors[t].clone();
         let storage = tt.alias_key;
-        let grad_fn = m.grad_fn(t)?;
+        // Reading a stale view's history regenerates it, which may raise.
+        let grad_fn = m.grad_fn(t).map_err(|e| {
+            let made = format!("this output was made here by `{}`", tt.origin_op);
+            CollectError::Outputs(e.label(tt.origin, made))
+        })?;
         let custom = grad_fn.is_some_and(|n| m.nodes[n].custom);
         let changed = tt.storage_changed;
         let requires_grad = m.requires_grad(t);

@@ -710,8 +710,17 @@ fn analyse_paced(
                     grad_enabled_mutation,
                 ) {
                     Ok(meta) => Some(meta),
-                    Err(e) => {
+                    Err(meta::CollectError::Inputs(e)) => {
                         diagnostics.push(op_error(e, def.header_span));
+                        None
+                    }
+                    Err(meta::CollectError::Outputs(e)) => {
+                        // Raised while PyTorch reads the outputs (a stale
+                        // view's history): at the return that made them.
+                        let at = run.interp.returned_at.unwrap_or(def.header_span);
+                        diagnostics.push(op_error(e, at).with_label(
+                            "returning it reads its autograd history, stale after an in-place write",
+                        ));
                         None
                     }
                 }

@@ -534,7 +534,7 @@ impl Session {
             self.options.keep_input_mutations,
             None,
         )
-        .map_err(|e| self.render(program, &op_error(e, fresh_span)))?;
+        .map_err(|e| self.render(program, &op_error(e.into_inner(), fresh_span)))?;
         let summary = summarise(program, module, run, &meta);
         let mut text = String::new();
         if shows_value {
