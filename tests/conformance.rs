@@ -52,22 +52,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_eager_misc.tp:as_strided_out_of_bounds_write",
         "unmodelled, see the comment",
     ),
-    // After a storage is registered inside inference_mode, some view ops
-    // made there (t, transpose, the slices of setitem) fail with "Cannot set
-    // version_counter for inference tensor" and others (reshape, detach) do
-    // not; tpi does not know which.
-    (
-        "inference_registration.tp:transpose_after_registration",
-        "unmodelled, see the comment",
-    ),
-    (
-        "inference_registration.tp:setitem_after_registration",
-        "unmodelled, see the comment",
-    ),
-    (
-        "inference_registration.tp:int_transpose_after_registration",
-        "unmodelled, see the comment",
-    ),
     // PyTorch's inference_mode KeyError: a data op after an earlier metadata change, and a view of an inference base, are not modelled
     (
         "random/regress_inference_mode_keyerror.tp:data_op_after_metadata_mutation",

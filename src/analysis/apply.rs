@@ -795,6 +795,26 @@ fn is_direct_method_name(name: &str) -> bool {
 }
 
 /// Calls the method `op` on tensor `t`.
+/// Does `op`, called as `spelling` with these positional arguments, reach
+/// an ADInplaceOrView kernel that makes its output a differentiable view
+/// (`as_view`, which shares the base's version counter)? Composite ops
+/// (`reshape`, `flatten`, `swapaxes`, `movedim`, `mT`, `tensor_split`, …)
+/// decompose inside the functionalization mode instead, and `detach` and
+/// `view(dtype)` are non-differentiable views. Checked with PyTorch 2.7.1's
+/// dispatcher (`_dispatch_has_kernel_for_dispatch_key`) and its analysis.
+pub fn view_kernel_shares_version(op: &OpDef, spelling: &str, pos: &[Value]) -> bool {
+    if !matches!(op.class, OpClass::View | OpClass::MultiView) {
+        return false;
+    }
+    match spelling {
+        "view" => !matches!(pos.first(), Some(Value::Dtype(_))),
+        "as_strided" | "expand" | "transpose" | "t" | "permute" | "squeeze" | "unsqueeze"
+        | "narrow" | "select" | "slice" | "diagonal" | "unfold" | "alias" | "unbind" | "split"
+        | "split_with_sizes" | "chunk" | "view_as_real" | "view_as_complex" => true,
+        _ => false,
+    }
+}
+
 pub fn call_tensor_method(
     it: &mut Interp,
     t: TensorId,
@@ -1938,7 +1958,10 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
 
 pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
     let items = parse_index(it, idx, span)?;
-    let (dst, advanced) = apply_slicing(it, t, &items, span, false)?;
+    // Indexing calls select/slice/unsqueeze/alias from C++.
+    let entry = it.m.inference_mode;
+    let (dst, advanced) =
+        it.dispatched_view(entry, |it| apply_slicing(it, t, &items, span, false))?;
     if !advanced.is_empty() {
         let vals = match value {
             Value::Tensor(v) => Value::Tensor(v),

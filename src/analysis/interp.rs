@@ -197,6 +197,25 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Runs a view op the program dispatches itself (`entry`: one whose
+    /// ADInplaceOrView kernel shares the base's version counter with the
+    /// output, called under inference_mode): the first view it makes is
+    /// checked for that (`Machine::view_of`), the views of its
+    /// decomposition are not.
+    pub(super) fn dispatched_view<T>(
+        &mut self,
+        entry: bool,
+        f: impl FnOnce(&mut Self) -> R<T>,
+    ) -> R<T> {
+        if !entry || self.m.mode != Mode::Analysis {
+            return f(self);
+        }
+        self.m.view_entry = true;
+        let out = f(self);
+        self.m.view_entry = false;
+        out
+    }
+
     #[inline]
     fn step(&mut self, span: Span) -> R<()> {
         self.steps += 1;
@@ -642,7 +661,7 @@ impl<'a> Interp<'a> {
                         let v = self.eval(env, value)?;
                         match (&v, super::apply::direct_tensor_method(attr)) {
                             (Value::Tensor(t), Some(op)) => {
-                                method = Some((*t, op));
+                                method = Some((*t, op, attr.as_str()));
                                 Value::None
                             }
                             _ => self.getattr(v, attr, func.attr_span(), func.span)?,
@@ -664,8 +683,12 @@ impl<'a> Interp<'a> {
                     kw.push((k.name.name.clone(), self.eval(env, &k.value)?));
                 }
                 let v = match method {
-                    Some((t, op)) => {
-                        super::apply::call_tensor_method(self, t, op, pos, kw, e.span)?
+                    Some((t, op, spelling)) => {
+                        let entry = self.m.inference_mode
+                            && super::apply::view_kernel_shares_version(op, spelling, &pos);
+                        self.dispatched_view(entry, |it| {
+                            super::apply::call_tensor_method(it, t, op, pos, kw, e.span)
+                        })?
                     }
                     None => self.call(f, pos, kw, e.span, func.span)?,
                 };
@@ -850,12 +873,15 @@ impl<'a> Interp<'a> {
             Value::Tuple(t) => Ok(t.as_ref().clone()),
             Value::List(l) => Ok(l.borrow().clone()),
             Value::Tensor(_) => {
-                let r = self.call_op(
-                    "unbind",
-                    smallvec::smallvec![v.clone(), Value::int(0)],
-                    Vec::new(),
-                    span,
-                )?;
+                let entry = self.m.inference_mode;
+                let r = self.dispatched_view(entry, |it| {
+                    it.call_op(
+                        "unbind",
+                        smallvec::smallvec![v.clone(), Value::int(0)],
+                        Vec::new(),
+                        span,
+                    )
+                })?;
                 Ok(r.sequence().unwrap_or_default())
             }
             Value::Str(s) => Ok(s
@@ -1264,7 +1290,11 @@ impl<'a> Interp<'a> {
 
     pub fn subscript(&mut self, v: &Value, idx: &Value, span: Span) -> R<Value> {
         match v {
-            Value::Tensor(t) => super::apply::getitem(self, *t, idx, span),
+            Value::Tensor(t) => {
+                // Indexing calls select/slice/unsqueeze/alias from C++.
+                let entry = self.m.inference_mode;
+                self.dispatched_view(entry, |it| super::apply::getitem(it, *t, idx, span))
+            }
             Value::Tuple(_) | Value::List(_) => {
                 let items = v.sequence().unwrap_or_default();
                 if let Value::Slice(parts) = idx {
@@ -1445,10 +1475,26 @@ impl<'a> Interp<'a> {
         match f {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
-            Value::Op { name, .. } => self.call_op(&name, pos, kw, span),
+            Value::Op { name, .. } => {
+                let entry = self.m.inference_mode
+                    && self.table.lookup(&name).is_some_and(|op| {
+                        super::apply::view_kernel_shares_version(
+                            op,
+                            &name,
+                            pos.get(1..).unwrap_or(&[]),
+                        )
+                    });
+                self.dispatched_view(entry, |it| it.call_op(&name, pos, kw, span))
+            }
             Value::Method(method) => match &method.receiver {
                 Value::Tensor(t) => {
-                    super::apply::tensor_method(self, *t, &method.name, pos, kw, span, func_span)
+                    let entry = self.m.inference_mode
+                        && self.table.lookup(&method.name).is_some_and(|op| {
+                            super::apply::view_kernel_shares_version(op, &method.name, &pos)
+                        });
+                    self.dispatched_view(entry, |it| {
+                        super::apply::tensor_method(it, *t, &method.name, pos, kw, span, func_span)
+                    })
                 }
                 Value::List(items) => {
                     super::builtins::list_method(self, items, &method.name, pos, span)

@@ -57,6 +57,11 @@ pub struct Machine {
     /// that check index values (`index_select`) read them while the tensor
     /// is unwritten.
     pub literals: rustc_hash::FxHashMap<TensorId, (u32, std::rc::Rc<[i64]>)>,
+    /// The next view is the output of a view op the program called itself
+    /// whose autograd kernel (ADInplaceOrView) shares the base's version
+    /// counter with it (`Interp::dispatched_view`; set under the analysis in
+    /// inference_mode only).
+    pub view_entry: bool,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -104,6 +109,7 @@ impl Machine {
             tokens: 0,
             provenance: Default::default(),
             literals: Default::default(),
+            view_entry: false,
         }
     }
 
@@ -497,6 +503,20 @@ impl Machine {
                 "PyTorch's metadata analysis fails on a view of a normal tensor made under inference_mode (KeyError in functionalization)",
             )
             .help("make the view outside the inference_mode block, or clone inside it"));
+        }
+        if std::mem::take(&mut self.view_entry)
+            && self.mode == Mode::Analysis
+            && self.inference_mode
+            && !b.is_inference
+        {
+            // The storage is registered (else the KeyError above). The view
+            // op's ADInplaceOrView kernel runs for the normal base, and gives
+            // its output (a wrapper made under inference_mode: an inference
+            // tensor) the base's version counter, which c10 refuses.
+            return Err(
+                OpError::new("other", "Cannot set version_counter for inference tensor")
+                    .help("make the view outside the inference_mode block, or clone inside it"),
+            );
         }
         let creation = if self.inference_mode {
             CreationMeta::InferenceMode
