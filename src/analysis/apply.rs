@@ -620,9 +620,10 @@ pub fn tensor_attr(
         return Ok(Value::method(Value::Tensor(t), attr));
     }
     let tt = it.m.t(t);
-    let (ndim, dtype) = (tt.sizes().len(), tt.dtype);
+    let sizes = it.m.python_geometry(t).sizes();
+    let (ndim, dtype) = (sizes.len(), tt.dtype);
     Ok(match attr {
-        "shape" => Value::tuple(tt.sizes().iter().cloned().map(Value::Int).collect()),
+        "shape" => Value::tuple(sizes.iter().cloned().map(Value::Int).collect()),
         "ndim" => Value::int(ndim as i64),
         "dtype" => Value::Dtype(dtype),
         "requires_grad" => Value::Bool(it.m.requires_grad(t)),
@@ -835,7 +836,9 @@ fn query(
     kw: Vec<(Name, Value)>,
     span: Span,
 ) -> R<Value> {
-    let tt = it.m.t(t).clone();
+    let mut tt = it.m.t(t).clone();
+    // Python reads the wrapper's own sizes (stale after set_).
+    tt.set_geometry(it.m.python_geometry(t).clone());
     let dim_arg = |it: &mut Interp, v: Option<&Value>| -> R<Option<usize>> {
         match v {
             None | Some(Value::None) => Ok(None),
@@ -868,7 +871,9 @@ fn query(
             None => Value::tuple(tt.strides().iter().cloned().map(Value::Int).collect()),
         },
         "dim" | "ndimension" => Value::int(tt.sizes().len() as i64),
-        "numel" | "nelement" => Value::Int(it.m.numel(t).map_err(|e| op_error(e, span))?),
+        "numel" | "nelement" => {
+            Value::Int(it.m.sizes.prod(tt.sizes()).map_err(|e| op_error(e, span))?)
+        }
         "storage_offset" => Value::Int(tt.offset.clone()),
         "is_contiguous" => {
             let f = match first.or(kw
@@ -2876,6 +2881,17 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }
+    if let Some(stale) = it.m.python_geom.get(&me).cloned() {
+        // FunctionalTensorMode then runs the op on the wrapper itself
+        // (under no_dispatch), with the sizes Python sees.
+        let real = std::mem::replace(&mut it.m.tensors[me].geom, stale);
+        let python = view_rule(it, op.rule, a, span);
+        it.m.tensors[me].geom = real;
+        if let ViewResult::View(m) = python? {
+            let geom = it.m.geometry(m.sizes, m.strides);
+            it.m.python_geom.insert(me, geom);
+        }
+    }
     it.m.provenance.metadata(me, t.storage, op.name, span);
     it.m.mutate_metadata(me, meta.sizes, meta.strides, meta.offset);
     Ok(Value::Tensor(me))
@@ -2918,6 +2934,11 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let next = it.m.next_edges(&inputs, &[me])?;
             let version = it.m.t(me).version;
             it.m.versions[version] += 1;
+            if it.m.mode == Mode::Analysis {
+                // The Python wrapper keeps its sizes (`Machine::python_geom`).
+                let old = it.m.t(me).geometry().clone();
+                it.m.python_geom.entry(me).or_insert(old);
+            }
             let t = &mut it.m.tensors[me];
             t.storage = s.storage;
             t.set_geometry(s.geometry().clone());

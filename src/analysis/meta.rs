@@ -743,7 +743,9 @@ pub fn collect(
             } else {
                 (OutputType::NonAlias, None, OutputReason::Fresh)
             };
-        let dynamic_dims = tt
+        // Read from the Python wrapper (its sizes are stale after set_).
+        let dynamic_dims = m
+            .python_geometry(t)
             .sizes()
             .iter()
             .enumerate()

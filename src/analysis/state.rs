@@ -62,6 +62,12 @@ pub struct Machine {
     /// counter with it (`Interp::dispatched_view`; set under the analysis in
     /// inference_mode only).
     pub view_entry: bool,
+    /// The analysis's Python-visible sizes and strides of tensors that went
+    /// through `set_()`: FunctionalTensorMode updates its wrapper after
+    /// in-place view ops but not after `set_`, so `x.shape`, `x.dim()` and
+    /// the outputs' `dynamic_dims` keep the sizes from before it, while the
+    /// kernels see the new ones (tests/random/REPORT.md, class 3).
+    pub python_geom: rustc_hash::FxHashMap<TensorId, SharedGeometry>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -110,6 +116,7 @@ impl Machine {
             provenance: Default::default(),
             literals: Default::default(),
             view_entry: false,
+            python_geom: Default::default(),
         }
     }
 
@@ -1017,6 +1024,13 @@ impl Machine {
 
     pub fn numel(&self, id: TensorId) -> OpResult<SymInt> {
         self.sizes.prod(self.tensors[id].sizes())
+    }
+
+    /// The sizes and strides Python code sees on `id` (`python_geom`).
+    pub fn python_geometry(&self, id: TensorId) -> &SharedGeometry {
+        self.python_geom
+            .get(&id)
+            .unwrap_or_else(|| self.tensors[id].geometry())
     }
 }
 
