@@ -902,9 +902,13 @@ impl Machine {
                     env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
                 });
         self.tensors[base].grad_fn = Some(copy_slices);
+        // `self.grad_fn()` at the end of rebase_history regenerates the
+        // view's node over the base's new one: backward from the view runs
+        // through the CopySlices.
+        let regenerated = self.add_node("AsStridedBackward0", [copy_slices], span);
         let v = self.versions[self.tensors[target].version];
         let t = &mut self.tensors[target];
-        t.grad_fn = Some(node);
+        t.grad_fn = Some(regenerated);
         t.attr_version = v;
     }
 
