@@ -513,6 +513,11 @@ pub struct SavedTensor {
     /// `self`, `other`, `result`, …
     pub role: &'static str,
     pub tensor: TensorId,
+    /// Saved as the tensor object itself (an input, not an in-place op's
+    /// cloned `self` nor an output) while it had history: SavedVariable
+    /// then reads its grad_fn when unpacked, and a `detach_()` since
+    /// makes that fail.
+    pub detachable: bool,
 }
 
 /// A node's edges to the nodes of its inputs, in order: most nodes have

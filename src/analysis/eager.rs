@@ -134,6 +134,17 @@ pub(crate) fn predict(
 fn stale_saved(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     let node = &m.nodes[n];
     for s in &node.saved {
+        if s.detachable && m.tensors[s.tensor].grad_fn.is_none() {
+            // SavedVariable::unpack checks this before the version.
+            let d = Diagnostic::error(
+                "other",
+                "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not supported, please use out-of-place `.detach()` instead",
+                node.span,
+            )
+            .with_label(format!("`{}` saved its {} here for backward", node.name, s.role))
+            .with_help("use the out-of-place `.detach()`, or detach after the backward");
+            return Some(d);
+        }
         let now = m.versions[s.version];
         if now != s.saved_version {
             let t = &m.tensors[s.tensor];

@@ -404,6 +404,7 @@ impl Machine {
                         false,
                         None,
                         if role == "self" { "self" } else { role },
+                        true,
                     )?;
                 }
             }
@@ -442,7 +443,9 @@ impl Machine {
                 continue;
             }
             let before_write = inplace && matches!(s, Saved::Input(..));
-            self.save(node, tensor, before_write, self_version, role)?;
+            // An in-place op saves a clone of its `self` (original_self).
+            let original = matches!(*s, Saved::Input(i, _) if !(inplace && i == 0));
+            self.save(node, tensor, before_write, self_version, role, original)?;
         }
         Ok(Some(node))
     }
@@ -456,6 +459,7 @@ impl Machine {
         before_write: bool,
         self_version: Option<VersionId>,
         role: &'static str,
+        original: bool,
     ) -> OpResult<()> {
         if self.tensors[tensor].is_inference {
             return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.")
@@ -466,11 +470,14 @@ impl Machine {
         if before_write && Some(version) == self_version {
             saved_version = saved_version.saturating_sub(1);
         }
+        let t = &self.tensors[tensor];
+        let detachable = original && t.grad_fn.is_some() && t.view.is_none();
         self.nodes[node].saved.push(SavedTensor {
             version,
             saved_version,
             role,
             tensor,
+            detachable,
         });
         Ok(())
     }
