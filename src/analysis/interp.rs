@@ -202,6 +202,7 @@ impl<'a> Interp<'a> {
     /// output, called under inference_mode): the first view it makes is
     /// checked for that (`Machine::view_of`), the views of its
     /// decomposition are not.
+    #[inline(always)]
     pub(super) fn dispatched_view<T>(
         &mut self,
         entry: bool,
