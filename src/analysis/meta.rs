@@ -813,12 +813,19 @@ pub fn collect(
             outputs,
         })
         .collect();
-    // The last data write to each storage (the tensor written and the op).
+    // The last data write to each storage, and the last one that replaced
+    // the base's value (not through a slicing view; the tensor written and
+    // the op): a later write through a slicing view scatters into that
+    // value and keeps its strides.
     let mut last_write: HashMap<StorageId, (TensorId, &str)> = HashMap::new();
+    let mut last_replacing: HashMap<StorageId, (TensorId, &str)> = HashMap::new();
     if !tangent_sources.is_empty() {
         for e in &m.provenance.events {
             if e.kind == EventKind::Data {
                 last_write.insert(e.storage, (e.tensor, e.op));
+                if !m.written_through_slicing(e.tensor) {
+                    last_replacing.insert(e.storage, (e.tensor, e.op));
+                }
             }
         }
     }
@@ -832,8 +839,10 @@ pub fn collect(
         let written = last_write.get(&tt.storage).copied();
         // A write through a slicing view (slice, select, diagonal, …)
         // regenerates the base from the matching scatter, which keeps the
-        // base's strides exactly; other writes replace it with their result.
-        let replaced = written.is_some_and(|(w, _)| !m.written_through_slicing(w));
+        // strides of the base's value; other writes replace the value with
+        // their result.
+        let replacing = last_replacing.get(&tt.storage).copied();
+        let replaced = replacing.is_some();
         // An intermediate written in place (not through a view) holds the
         // write's functional result, with that op's strides.
         let written_intermediate = matches!(for_, TangentFor::Output(_))
@@ -846,7 +855,7 @@ pub fn collect(
             // A mutated input's tangent is the functional result of its last
             // write: zero_/fill_ become aten.zero/fill (a contiguous new_empty),
             // other ops give fresh strides to size-1 dims.
-            let fills = written.is_some_and(|(_, op)| matches!(op, "zero_" | "fill_"));
+            let fills = replacing.is_some_and(|(_, op)| matches!(op, "zero_" | "fill_"));
             strides = if fills {
                 shape::contiguous_strides(tt.sizes(), &mut m.sizes)?
             } else {
