@@ -33,11 +33,33 @@ const SHARED_SOURCE_BYTES: usize = 1 << 16;
 /// share a table of all its lines (`shared_source`).
 const WINDOWED_REPORTS: u32 = 8;
 
-/// ariadne's line separators (`Source::from`): a window of a text must
-/// number its lines as ariadne numbers the whole text's.
-const ARIADNE_SEPARATORS: [char; 7] = [
-    '\r', '\n', '\x0B', '\x0C', '\u{0085}', '\u{2028}', '\u{2029}',
-];
+/// The characters ariadne ends lines at besides `\r` and `\n`
+/// (`Source::from`). Python does not (nor do tpi's `file:line`s); a text
+/// goes to ariadne with each of them as spaces of the same byte length, so
+/// that both number lines alike and byte offsets stay.
+const OTHER_SEPARATORS: [char; 5] = ['\x0B', '\x0C', '\u{0085}', '\u{2028}', '\u{2029}'];
+
+/// `text` as ariadne should read it (`OTHER_SEPARATORS` made spaces).
+fn for_ariadne(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let [vt, ff, wide @ ..] = OTHER_SEPARATORS;
+    let any = memchr::memchr2(vt as u8, ff as u8, bytes).is_some()
+        || wide
+            .iter()
+            .any(|c| memchr::memmem::find(bytes, c.encode_utf8(&mut [0; 4]).as_bytes()).is_some());
+    if !any {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if OTHER_SEPARATORS.contains(&c) {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 thread_local! {
     /// ariadne's view of the last big text rendered on this thread.
@@ -60,7 +82,7 @@ fn shared_source(text: &str) -> std::rc::Rc<Source<String>> {
         match &*last {
             Some(source) if source.text() == text => source.clone(),
             _ => {
-                let source = std::rc::Rc::new(Source::from(text.to_string()));
+                let source = std::rc::Rc::new(Source::from(for_ariadne(text).into_owned()));
                 *last = Some(source.clone());
                 source
             }
@@ -71,7 +93,7 @@ fn shared_source(text: &str) -> std::rc::Rc<Source<String>> {
 /// What ariadne reads for one report.
 enum View<'t> {
     /// A small text, whole.
-    Text(Source<&'t str>),
+    Text(Source<std::borrow::Cow<'t, str>>),
     /// A big text's shared table (`shared_source`).
     Shared(std::rc::Rc<Source<String>>),
     /// The lines of a big text from the report's first label to its last,
@@ -92,7 +114,7 @@ impl<'t> View<'t> {
     fn of(file: &'t SourceFile, lo: usize, hi: usize) -> View<'t> {
         let text = file.text.as_str();
         if text.len() < SHARED_SOURCE_BYTES {
-            return View::Text(Source::from(text));
+            return View::Text(Source::from(for_ariadne(text)));
         }
         let key = (text.as_ptr() as usize, text.len());
         let windowed = WINDOWED.with(|cell| {
@@ -107,14 +129,10 @@ impl<'t> View<'t> {
         let (lines_before, start) = file.line_start(lo);
         let hi = hi.clamp(start, text.len());
         let end = memchr::memchr(b'\n', &text.as_bytes()[hi..]).map_or(text.len(), |i| hi + i + 1);
-        let blank = if other_separators(&text[..start]) {
-            ariadne_lines(&text[..start])
-        } else {
-            lines_before
-        };
+        let blank = lines_before;
         let mut shown = String::with_capacity(blank + end - start);
         shown.extend(std::iter::repeat_n('\n', blank));
-        shown.push_str(&text[start..end]);
+        shown.push_str(&for_ariadne(&text[start..end]));
         View::Window {
             source: Source::from(shown),
             start,
@@ -131,34 +149,6 @@ impl<'t> View<'t> {
             _ => range,
         }
     }
-}
-
-/// Whether ariadne ends lines in `text` at anything but `\n`: one pass
-/// for its one-byte separators, one for each of the others.
-fn other_separators(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let [cr, lf, vt, ff, wide @ ..] = ARIADNE_SEPARATORS;
-    debug_assert!(lf == '\n' && [cr, vt, ff].iter().all(char::is_ascii));
-    debug_assert!(!wide.iter().any(char::is_ascii));
-    memchr::memchr3(cr as u8, vt as u8, ff as u8, bytes).is_some()
-        || wide
-            .iter()
-            .any(|c| memchr::memmem::find(bytes, c.encode_utf8(&mut [0; 4]).as_bytes()).is_some())
-}
-
-/// How many lines ariadne makes of `prefix`, a text that ends where a line
-/// starts (after a `\n`, or empty).
-fn ariadne_lines(prefix: &str) -> usize {
-    let mut pieces = prefix.split_inclusive(ARIADNE_SEPARATORS).peekable();
-    let mut lines = 0;
-    while let Some(piece) = pieces.next() {
-        // `\r\n` ends one line.
-        if piece.ends_with('\r') {
-            pieces.next_if_eq(&"\n");
-        }
-        lines += 1;
-    }
-    lines
 }
 
 /// The same report under another header than `error[code]` (the numbered
@@ -282,7 +272,11 @@ pub fn render_located<'s>(
         builder = builder.with_label(label);
     }
     builder = with_notes_and_help(builder, diag);
-    let cache = ariadne::sources(files.iter().map(|f| (f.name.clone(), f.text.clone())));
+    let cache = ariadne::sources(
+        files
+            .iter()
+            .map(|f| (f.name.clone(), for_ariadne(&f.text).into_owned())),
+    );
     let mut out = Vec::new();
     match builder.finish().write(cache, &mut out) {
         Ok(()) if !color => strip_ansi(&String::from_utf8_lossy(&out)),
@@ -464,8 +458,8 @@ mod tests {
 
     /// A big text's first reports are drawn from a window of its lines,
     /// later ones from the whole text: they read the same, also when the
-    /// lines before hold other line ends ariadne counts (`\r\n`, form
-    /// feeds, U+2028, U+0085).
+    /// lines before hold `\r\n`, or characters only ariadne would end a
+    /// line at (form feeds, U+2028, U+0085).
     #[test]
     fn windowed_reports_read_as_whole_text_reports() {
         for filler in ["pass\n", "pass\r\n", "# a\x0c b\n", "# \u{2028} \u{85} é\n"] {
@@ -482,6 +476,41 @@ mod tests {
             assert!(renders[0].contains("y = beta"), "{}", renders[0]);
             for later in &renders[1..] {
                 assert_eq!(later, &renders[0]);
+            }
+        }
+    }
+
+    /// The snippet's header names the line and column tpi's `file:line`
+    /// does (Python's lines: `\n`, `\r\n`, a lone `\r`), whatever else
+    /// ariadne would end a line at, in small and big texts.
+    #[test]
+    fn header_line_is_tpis_line() {
+        for before in [
+            "# a\x0c b\x0b c\n",
+            "# \u{2028} \u{2029} \u{85}\n",
+            "pass\r",
+            "pass\r\n",
+        ] {
+            for copies in [3, SHARED_SOURCE_BYTES / before.len() + 1] {
+                let filler = before.repeat(copies);
+                let file = SourceFile::new("a.tp", format!("{filler}x = alpha\n"));
+                let at = (filler.len() + 4) as u32;
+                let diag = Diagnostic::error(
+                    "unknown-name",
+                    "boom",
+                    Span::new(at as usize, at as usize + 5),
+                );
+                let (line, col) = file.line_col(at);
+                assert_eq!(line, copies + 1, "{before:?}");
+                let shown = render(&diag, &file, false);
+                assert!(
+                    shown.contains(&format!("a.tp:{line}:{col} ]")),
+                    "{before:?}: {shown}"
+                );
+                assert!(
+                    shown.contains(&format!("{line} │ x = alpha")),
+                    "{before:?}: {shown}"
+                );
             }
         }
     }

@@ -65,9 +65,13 @@ impl SourceFile {
 
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
+            // Lines end at `\n`, `\r\n` and a lone `\r`, as Python's (and
+            // the lexer's) do.
+            let bytes = self.text.as_bytes();
             std::iter::once(0)
                 .chain(
-                    memchr::memchr_iter(b'\n', self.text.as_bytes())
+                    memchr::memchr2_iter(b'\n', b'\r', bytes)
+                        .filter(|&i| !(bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n')))
                         .map(|i| (i + 1).min(u32::MAX as usize) as u32),
                 )
                 .collect()
@@ -85,7 +89,7 @@ impl SourceFile {
         (line + 1, col)
     }
 
-    /// The line holding byte `offset` (lines end at `\n`): how many lines
+    /// The line holding byte `offset` (lines end at `\n`, `\r\n` or `\r`): how many lines
     /// come before it, and the offset where it starts.
     pub fn line_start(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
