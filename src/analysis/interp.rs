@@ -39,17 +39,21 @@ pub enum Flow {
 #[derive(Clone, Debug, Default)]
 pub struct Env<'a> {
     names: &'a [Name],
+    /// `FunctionDef::bound`: the slots of names the function binds.
+    bound: &'a [bool],
     values: Vec<Option<Value>>,
     others: Vec<(Name, Value)>,
 }
 
 impl<'a> Env<'a> {
-    /// The variables of a function with these locals, all unbound.
-    pub fn new(names: &'a [Name]) -> Env<'a> {
+    /// The variables of a function with these locals (and which of them it
+    /// binds: `FunctionDef::bound`), all unbound.
+    pub fn new(names: &'a [Name], bound: &'a [bool]) -> Env<'a> {
         let mut values = Vec::new();
         values.resize_with(names.len(), || None);
         Env {
             names,
+            bound,
             values,
             others: Vec::new(),
         }
@@ -595,6 +599,20 @@ impl<'a> Interp<'a> {
     pub fn lookup(&mut self, env: &Env, slot: Slot, name: &str, span: Span) -> R<Value> {
         if let Some(v) = env.get(slot, name) {
             return Ok(v.clone());
+        }
+        if slot
+            .index()
+            .is_some_and(|i| env.bound.get(i) == Some(&true))
+        {
+            // Python's UnboundLocalError: the function binds the name, so
+            // it is local everywhere in it, also before the binding runs.
+            return Err(err(
+                "unbound-local",
+                format!("cannot access local variable '{name}' where it is not associated with a value"),
+                span,
+            )
+            .with_label("read before a value is bound to it")
+            .with_help(format!("`{name}` is assigned in this function, which makes it local to all of it: bind it on every path before this read")));
         }
         if self.functions.contains_key(name) {
             return Ok(Value::Function(Rc::from(name)));
@@ -1555,7 +1573,7 @@ impl<'a> Interp<'a> {
             }
             return Err(d);
         }
-        let mut env = Env::new(&def.locals);
+        let mut env = Env::new(&def.locals, &def.bound);
         let mut pos = pos.into_iter();
         let mut kw = kw;
         for (i, p) in def.params.iter().enumerate() {

@@ -134,7 +134,7 @@ fn run_paced<'a>(
     };
     let mut it = Interp::new(functions, mode);
     let mut params = Vec::new();
-    let mut env = Env::new(&def.locals);
+    let mut env = Env::new(&def.locals, &def.bound);
     if def.locals.len() >= BIG_RUN_NAMES {
         it.m.reserve_big();
     }

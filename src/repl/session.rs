@@ -499,7 +499,7 @@ impl Session {
             &mut Run,
         ) -> Result<T, String>,
     ) -> Result<T, String> {
-        let module = parser::parse_module(&program.file.text).map_err(|diagnostics| {
+        let module = parse_program(&program.file.text).map_err(|diagnostics| {
             diagnostics
                 .iter()
                 .map(|d| self.render(program, d))
@@ -570,7 +570,7 @@ impl Session {
             .or(self.state.body.last().map(|s| &s.piece))
             .or(self.state.inputs.last().map(|i| &i.piece));
         let program = Session::program(&self.state, self.state.body.len(), returned, fallback);
-        let module = parser::parse_module(&program.file.text).map_err(|diagnostics| {
+        let module = parse_program(&program.file.text).map_err(|diagnostics| {
             diagnostics
                 .iter()
                 .map(|d| self.render(&program, d))
@@ -887,6 +887,22 @@ impl Session {
 }
 
 /// `f(x, y)` for a definition.
+/// Parses a session's program. Its session function stands for the
+/// REPL's top level, where Python's names are globals: binding `torch`
+/// in a later input does not make an earlier read of it an unbound local,
+/// as it would inside a function (`FunctionDef::bound`).
+fn parse_program(text: &str) -> Result<Module, Vec<crate::report::Diagnostic>> {
+    let mut module = parser::parse_module(text)?;
+    for item in &mut module.items {
+        if let Item::Def(def) = item {
+            if def.name.name == SESSION_FUNCTION {
+                def.bound.iter_mut().for_each(|b| *b = false);
+            }
+        }
+    }
+    Ok(module)
+}
+
 fn signature(def: &FunctionDef) -> String {
     let params: Vec<&str> = def.params.iter().map(|p| p.name.name.as_str()).collect();
     format!("{}({})", def.name.name, params.join(", "))

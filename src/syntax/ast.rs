@@ -115,6 +115,12 @@ pub struct FunctionDef {
     /// (`syntax::resolve`): a run keeps the function's variables in a
     /// vector indexed by these slots instead of a map keyed by name.
     pub locals: Vec<Name>,
+    /// Per slot of `locals`: whether the body binds the name (a parameter,
+    /// an assignment, augmented assignment, `for` or `with ... as` target).
+    /// Python makes such a name local to the whole function: reading it
+    /// before a value is bound is an error, not a read of `torch` or a
+    /// helper function of that name.
+    pub bound: Vec<bool>,
     /// From `def` to the end of the header's `:`.
     pub header_span: Span,
     pub span: Span,

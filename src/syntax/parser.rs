@@ -1639,6 +1639,7 @@ pub(crate) fn function_def<'a>(
         returns,
         body,
         locals: Vec::new(),
+        bound: Vec::new(),
         header_span: sp(l, header_end),
         span: sp(l, end),
     }))

@@ -40,6 +40,7 @@ pub fn function(def: &mut FunctionDef) {
     let mut slots = Slots {
         table: hashbrown::HashTable::with_capacity(statements),
         names: Vec::new(),
+        bound: Vec::new(),
         recent: vec![(0, 0); recent].into_boxed_slice(),
     };
     for (i, p) in def.params.iter().enumerate() {
@@ -47,6 +48,7 @@ pub fn function(def: &mut FunctionDef) {
         // first slots in order: `Slot::param`.
         let slot = slots.slot(&p.name.name);
         debug_assert_eq!(slot, Slot::param(i));
+        slots.bound[slot.0 as usize] = true;
     }
     for s in &mut def.body {
         slots.stmt(s);
@@ -54,6 +56,9 @@ pub fn function(def: &mut FunctionDef) {
     let mut names = slots.names;
     names.shrink_to_fit();
     def.locals = names;
+    let mut bound = slots.bound;
+    bound.shrink_to_fit();
+    def.bound = bound;
 }
 
 struct Slots {
@@ -61,6 +66,8 @@ struct Slots {
     table: hashbrown::HashTable<u32>,
     /// The names in slot order.
     names: Vec<Name>,
+    /// Per slot: bound somewhere in the body (`FunctionDef::bound`).
+    bound: Vec<bool>,
     /// (address of a name's text, its slot), by address.
     recent: Box<[(usize, u32)]>,
 }
@@ -87,6 +94,7 @@ impl Slots {
             None => {
                 let i = names.len() as u32;
                 names.push(name.clone());
+                self.bound.push(false);
                 self.table
                     .insert_unique(h, i, |&j| hash(&names[j as usize]));
                 i
@@ -98,6 +106,22 @@ impl Slots {
         Slot(slot)
     }
 
+    /// An assignment target: the names it binds are local to the function
+    /// (subscripts and attributes bind nothing).
+    fn target(&mut self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Name(name, slot) => {
+                *slot = self.slot(name);
+                self.bound[slot.0 as usize] = true;
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter_mut().for_each(|i| self.target(i))
+            }
+            ExprKind::Starred(inner) => self.target(inner),
+            _ => self.expr(e),
+        }
+    }
+
     fn stmts(&mut self, stmts: &mut [Stmt]) {
         for s in stmts {
             self.stmt(s);
@@ -107,11 +131,11 @@ impl Slots {
     fn stmt(&mut self, stmt: &mut Stmt) {
         match &mut stmt.kind {
             StmtKind::Assign { targets, value } => {
-                targets.iter_mut().for_each(|t| self.expr(t));
+                targets.iter_mut().for_each(|t| self.target(t));
                 self.expr(value);
             }
             StmtKind::AugAssign { target, value, .. } => {
-                self.expr(target);
+                self.target(target);
                 self.expr(value);
             }
             StmtKind::AnnAssign {
@@ -119,7 +143,7 @@ impl Slots {
                 annotation,
                 value,
             } => {
-                self.expr(target);
+                self.target(target);
                 self.expr(annotation);
                 if let Some(v) = value {
                     self.expr(v);
@@ -135,7 +159,7 @@ impl Slots {
                 for item in items {
                     self.expr(&mut item.context);
                     if let Some(t) = &mut item.target {
-                        self.expr(t);
+                        self.target(t);
                     }
                 }
                 self.stmts(body);
@@ -146,7 +170,7 @@ impl Slots {
                 self.stmts(orelse);
             }
             StmtKind::For { target, iter, body } => {
-                self.expr(target);
+                self.target(target);
                 self.expr(iter);
                 self.stmts(body);
             }
@@ -268,6 +292,25 @@ mod tests {
                 ("k".into(), Slot(1))
             ]
         );
+    }
+
+    /// Parameters and the names of assignment, augmented assignment, `for`
+    /// and `with ... as` targets are bound; names only read, subscripted or
+    /// bound by a comprehension are not.
+    #[test]
+    fn bound_names_are_the_function_s_locals() {
+        let def = first_def(
+            "def f(x: Tensor(2)):\n    a, [b, *c] = x, [x, x]\n    d += 1\n    for e in x:\n        pass\n    with torch.no_grad() as g:\n        pass\n    x[0] = h\n    k = [m for m in (x,)]\n    return torch\n",
+        );
+        let bound: Vec<&str> = def
+            .locals
+            .iter()
+            .zip(&def.bound)
+            .filter(|(_, b)| **b)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(bound, ["x", "a", "b", "c", "d", "e", "g", "k"]);
+        assert_eq!(def.bound.len(), def.locals.len());
     }
 
     #[test]
