@@ -84,11 +84,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_set_stale_sizes.tp:set_then_setitem",
         "unmodelled, see the comment",
     ),
-    // guards that fix a symbol: a slice bound equal to the hint keeps it symbolic in PyTorch, mutating an unbind piece specialises it
-    (
-        "random/regress_symbolic_sizes.tp:unbind_piece_mutated_specialises",
-        "unmodelled, see the comment",
-    ),
     // after zero_ the analysis's wrapper holds aten.zero's contiguous result for the ops that follow; not modelled
     (
         "random/regress_tangent_strides.tp:zero_channels_last_then_mul",

@@ -789,6 +789,26 @@ impl Machine {
         Ok(())
     }
 
+    /// A data write to a piece of `unbind` makes PyTorch's analysis
+    /// specialise the symbols of the piece's base to their hints (the
+    /// regeneration of the pieces guards them); pieces of split and chunk,
+    /// and `select`, do not (tests/oracle/random/regress_symbolic_sizes.tp).
+    fn specialise_unbind_base(&mut self, target: TensorId) {
+        let t = &self.tensors[target];
+        if !t.multi_output_view || t.origin_op.as_str() != "unbind" {
+            return;
+        }
+        let Some(view) = t.view else {
+            return;
+        };
+        let sizes = self.tensors[view.base].sizes().clone();
+        for size in sizes.iter().filter(|s| s.as_int().is_none()) {
+            if let Some(hint) = self.sizes.env.hint(size) {
+                self.sizes.eq(size, &SymInt::int(hint));
+            }
+        }
+    }
+
     /// Kernels refuse to write into a tensor where several elements share one
     /// memory location (`assert_no_internal_overlap`: certain only for a
     /// stride-0 dim of size > 1).
@@ -820,6 +840,9 @@ impl Machine {
         span: Span,
     ) -> OpResult<()> {
         self.check_inference_mutation(target)?;
+        if self.mode == Mode::Analysis {
+            self.specialise_unbind_base(target);
+        }
         // An in-place op on a base wrapper under inference_mode returns it,
         // which registers its storage (tests/random/REPORT.md, class 4).
         if self.mode == Mode::Analysis && self.inference_mode {
