@@ -360,8 +360,6 @@ fn make_view(
 
 // ---------------------------------------------------------------- dtypes
 
-// ---------------------------------------------------------------- dtypes
-
 /// One operand of a pointwise op for type promotion.
 #[derive(Clone, Copy, Debug)]
 pub enum Operand {
