@@ -976,6 +976,16 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
     let t = it.m.t(me).clone();
     match rule {
         "view" | "view_as" => {
+            // view(dtype) also as `view(dtype=...)`; `size` is the other overload.
+            if rule == "view" && matches!(a.get("size"), Value::None) {
+                return match a.get("dtype") {
+                    Value::Dtype(d) => view_dtype(it, &t, *d).map(ViewResult::View),
+                    _ => Err(oe(
+                        "arguments",
+                        "view() received an invalid combination of arguments: expected a dtype (`view(torch.int32)`) or a size (`view(2, 3)`)",
+                    )),
+                };
+            }
             if let Value::Dtype(d) = a.get("size") {
                 return view_dtype(it, &t, *d).map(ViewResult::View);
             }

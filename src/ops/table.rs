@@ -18,7 +18,7 @@
 //! and a `_` flag in CLASS (`functional_`) is derived automatically.
 
 pub const TABLE: &str = r#"
-view ; m ; T self, L size ; view ; view
+view ; m ; T self, L? size=None, * , D? dtype=None ; view ; view
 view_as ; m ; T self, T other ; view_as ; view
 as_strided ; mt ; T self, L size, L stride, I? storage_offset=None ; as_strided ; view
 expand ; m ; T self, L size, * , B implicit=False ; expand ; view
