@@ -52,15 +52,7 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_eager_misc.tp:as_strided_out_of_bounds_write",
         "unmodelled, see the comment",
     ),
-    // PyTorch's inference_mode KeyError: a data op after an earlier metadata change, and a view of an inference base, are not modelled
-    (
-        "random/regress_inference_mode_keyerror.tp:data_op_after_metadata_mutation",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_inference_mode_keyerror.tp:data_op_after_unsqueeze_of_0d",
-        "unmodelled, see the comment",
-    ),
+    // PyTorch's inference_mode KeyError: a view of an inference base is not modelled
     (
         "random/regress_inference_mode_keyerror.tp:view_of_inference_base_ok",
         "unmodelled, see the comment",

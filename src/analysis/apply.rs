@@ -3016,6 +3016,10 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             t.set_geometry(s.geometry().clone());
             t.offset = s.offset;
             t.storage_changed = true;
+            // The wrapper takes the source's value and view metas: it is no
+            // longer a changed-metadata view of its old self (its
+            // `mutates_metadata` comes from `storage_changed` now).
+            t.metadata_mutated = false;
             // set_ propagates requires_grad, but has no derivative.
             let node = match next {
                 Some(next) => it.m.record_node("set_", true, &inputs, &[me], span, next)?,

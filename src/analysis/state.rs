@@ -998,15 +998,23 @@ impl Machine {
     /// views there. Writing a base tensor itself is fine.
     pub fn check_inference_mutation(&self, target: TensorId) -> OpResult<()> {
         let t = &self.tensors[target];
+        // A tensor whose metadata an in-place op changed is, to
+        // functionalization, a view of its old self (it replays the change
+        // on sync), so it fails as a view does.
         if self.mode == Mode::Analysis
             && self.inference_mode
             && !t.is_inference
-            && t.functional_view
+            && (t.functional_view || t.metadata_mutated)
             && !self.storages[t.storage].inference_registered
         {
+            let what = if t.functional_view {
+                "a view of a normal tensor"
+            } else {
+                "a normal tensor whose metadata an in-place op changed"
+            };
             return Err(OpError::new(
                 "other",
-                "PyTorch's metadata analysis fails on an in-place write to a view of a normal tensor under inference_mode (KeyError in functionalization)",
+                format!("PyTorch's metadata analysis fails on an in-place write to {what} under inference_mode (KeyError in functionalization)"),
             )
             .help("do the in-place op outside the inference_mode block, or on a clone"));
         }
