@@ -74,7 +74,6 @@ pub struct Machine {
 struct MutatedTensor {
     storage: StorageId,
     version: VersionId,
-    dtype: DType,
     view: Option<ViewInfo>,
 }
 
@@ -857,7 +856,6 @@ impl Machine {
             MutatedTensor {
                 storage: t.storage,
                 version: t.version,
-                dtype: t.dtype,
                 view: t.view,
             }
         };
@@ -875,14 +873,9 @@ impl Machine {
         let mut inputs: smallvec::SmallVec<[(&str, Option<TensorId>); 4]> =
             smallvec::smallvec![("self", Some(target))];
         inputs.extend_from_slice(others);
-        let present: smallvec::SmallVec<[TensorId; 4]> =
-            inputs.iter().filter_map(|(_, t)| *t).collect();
-        let records = self.records_grad(&present, t.dtype);
-        let next = if records {
-            self.next_edges(&inputs, &[target])?
-        } else {
-            None
-        };
+        // History is recorded when there are edges to read (`next_edges`).
+        let next = self.next_edges(&inputs, &[target])?;
+        let records = next.is_some();
         self.provenance.data(
             target,
             t.storage,
