@@ -808,7 +808,6 @@ fn is_direct_method_name(name: &str) -> bool {
     !matches!(name, "shape" | "ndim" | "dtype" | "T" | "mT" | "H" | "mH") && !is_query(name)
 }
 
-/// Calls the method `op` on tensor `t`.
 /// Does `op`, called as `spelling` with these positional arguments, reach
 /// an ADInplaceOrView kernel that makes its output a differentiable view
 /// (`as_view`, which shares the base's version counter)? Composite ops
@@ -829,6 +828,7 @@ pub fn view_kernel_shares_version(op: &OpDef, spelling: &str, pos: &[Value]) -> 
     }
 }
 
+/// Calls the method `op` on tensor `t`.
 pub fn call_tensor_method(
     it: &mut Interp,
     t: TensorId,
@@ -2422,27 +2422,11 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             reshape_to(it, me, sizes, span)
         }
         "flatten" => {
-            let t = it.m.t(me).clone();
-            let nd = t.sizes().len();
-            if nd == 0 {
-                return reshape_to(it, me, smallvec![SymInt::int(1)], span);
+            let sizes = it.m.t(me).sizes().clone();
+            match flatten_shape(it, a, &sizes)? {
+                Some(shape) => reshape_to(it, me, shape, span),
+                None => Ok(Value::Tensor(me)),
             }
-            let s = shape::wrap_dim(a.int(it, "start_dim")?, nd)?;
-            let e = shape::wrap_dim(a.int(it, "end_dim")?, nd)?;
-            if s > e {
-                return Err(oe(
-                    "other",
-                    "flatten() has invalid args: start_dim cannot come after end_dim",
-                ));
-            }
-            if s == e {
-                return Ok(Value::Tensor(me));
-            }
-            let mid = it.m.sizes.prod(&t.sizes()[s..=e])?;
-            let mut sizes = Dims::from(&t.sizes()[..s]);
-            sizes.push(mid);
-            sizes.extend(t.sizes()[e + 1..].iter().cloned());
-            reshape_to(it, me, sizes, span)
         }
         "contiguous" => {
             let f = a
@@ -2519,29 +2503,8 @@ fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value
         return Ok(None);
     }
     let sizes = it.m.python_geometry(me).sizes().clone();
-    let ndim = sizes.len();
-    let shape: Dims = if ndim == 0 {
-        smallvec::smallvec![SymInt::int(1)]
-    } else {
-        let wrap = |it: &mut Interp, name: &str| -> OpResult<usize> {
-            let d = a.int(it, name)?;
-            shape::wrap_dim(d, ndim)
-        };
-        let (start, end) = (wrap(it, "start_dim")?, wrap(it, "end_dim")?);
-        if start > end {
-            return Err(oe(
-                "other",
-                "flatten() has invalid args: start_dim cannot come after end_dim",
-            ));
-        }
-        if start == end {
-            return Ok(Some(Value::Tensor(me)));
-        }
-        let merged = it.m.sizes.prod(&sizes[start..=end])?;
-        let mut shape: Dims = sizes[..start].iter().cloned().collect();
-        shape.push(merged);
-        shape.extend(sizes[end + 1..].iter().cloned());
-        shape
+    let Some(shape) = flatten_shape(it, a, &sizes)? else {
+        return Ok(Some(Value::Tensor(me)));
     };
     let dims = Value::tuple(shape.into_iter().map(Value::Int).collect());
     it.call_op(
@@ -2552,6 +2515,32 @@ fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value
     )
     .map(Some)
     .map_err(|d| OpError::new(d.code, d.message))
+}
+
+/// The shape native `flatten(start_dim, end_dim)` makes of `sizes` (a 0-d
+/// tensor becomes `[1]`); `None` when it returns the tensor itself (the
+/// dims to merge are one).
+fn flatten_shape(it: &mut Interp, a: &Args, sizes: &[SymInt]) -> OpResult<Option<Dims>> {
+    let nd = sizes.len();
+    if nd == 0 {
+        return Ok(Some(smallvec![SymInt::int(1)]));
+    }
+    let s = shape::wrap_dim(a.int(it, "start_dim")?, nd)?;
+    let e = shape::wrap_dim(a.int(it, "end_dim")?, nd)?;
+    if s > e {
+        return Err(oe(
+            "other",
+            "flatten() has invalid args: start_dim cannot come after end_dim",
+        ));
+    }
+    if s == e {
+        return Ok(None);
+    }
+    let mid = it.m.sizes.prod(&sizes[s..=e])?;
+    let mut shape = Dims::from(&sizes[..s]);
+    shape.push(mid);
+    shape.extend(sizes[e + 1..].iter().cloned());
+    Ok(Some(shape))
 }
 
 /// `reshape`: a view when `view` can express it, else a contiguous copy.
@@ -2711,12 +2700,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     if let Some(sizes) = sizes {
-        if sizes.len() != t.sizes.len()
-            || sizes
-                .iter()
-                .zip(&t.sizes)
-                .any(|(x, y)| !it.m.sizes.eq(x, y))
-        {
+        if !it.m.sizes.eq_dims(&sizes, &t.sizes) {
             let e =
                 if op.name == "copy_" && it.m.mode == Mode::Analysis && sizes.len() > t.sizes.len()
                 {
@@ -2757,21 +2741,18 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
 /// (`copy_impl`, Copy.cpp: `is_same` or `is_same_data`), before the
 /// TensorIterator that checks for overlap; autograd still counts the write.
 fn copies_same_data(it: &mut Interp, op: &OpDef, a: &Args, me: TensorId) -> bool {
-    let Value::Tensor(src) = a.get("src") else {
-        return false;
-    };
     if op.name != "copy_" {
         return false;
     }
-    let (x, y) = (it.m.t(me).clone(), it.m.t(*src).clone());
-    let same_dims = |sizes: &mut crate::ops::shape::Sizes, p: &[SymInt], q: &[SymInt]| {
-        p.len() == q.len() && p.iter().zip(q).all(|(p, q)| sizes.eq(p, q))
+    let Value::Tensor(src) = a.get("src") else {
+        return false;
     };
+    let (x, y) = (it.m.t(me).clone(), it.m.t(*src).clone());
     x.storage == y.storage
         && x.dtype == y.dtype
         && it.m.sizes.eq(&x.offset, &y.offset)
-        && same_dims(&mut it.m.sizes, x.sizes(), y.sizes())
-        && same_dims(&mut it.m.sizes, x.strides(), y.strides())
+        && it.m.sizes.eq_dims(x.sizes(), y.sizes())
+        && it.m.sizes.eq_dims(x.strides(), y.strides())
 }
 
 /// What `apply_inplace` reads of the tensor it writes.
@@ -3886,7 +3867,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let sizes = if rule == "stack" {
                 for (i, m) in metas.iter().enumerate().skip(1) {
                     if m.sizes() != metas[0].sizes() {
-                        let same = m.sizes().len() == metas[0].sizes().len() && m.sizes().iter().zip(metas[0].sizes()).all(|(x, y)| it.m.sizes.eq(x, y));
+                        let same = it.m.sizes.eq_dims(m.sizes(), metas[0].sizes());
                         if !same {
                             return Err(oe("cat-shape", format!("stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}", show(metas[0].sizes()), show(m.sizes()))));
                         }

@@ -101,6 +101,13 @@ impl Sizes {
         self.decide(a, Rel::Eq, b)
     }
 
+    /// Equal lists of sizes (or strides): the same length, and each pair
+    /// equal (`eq`, deciding from the left and stopping at the first pair
+    /// that differs).
+    pub fn eq_dims(&mut self, a: &[SymInt], b: &[SymInt]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| self.eq(x, y))
+    }
+
     #[inline]
     pub fn eq_int(&mut self, a: &SymInt, b: i64) -> bool {
         match a.as_int() {
