@@ -2433,7 +2433,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 .memory_format("memory_format")?
                 .unwrap_or(MemoryFormat::Contiguous);
             let m = &mut it.m;
-            let t = &m.tensors[me];
+            let t = decomposition_geometry(m, me);
             if shape::is_contiguous_as(t.sizes(), t.strides(), f, &mut m.sizes) {
                 Ok(Value::Tensor(me))
             } else {
@@ -2496,13 +2496,14 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
 /// the shape). `None`: the sizes are not stale, the usual rule applies.
 /// (`reshape` itself is left to the usual rule: PyTorch's answers after
 /// `set_` read the real element count in one program and the stale one in
-/// another, tests/random/REPORT.md class 3.)
+/// another, tests/random/REPORT.md class 3.) Only the strides stale (after
+/// a write, `Machine::replace_value`): the usual rule, which reads them.
 fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>> {
     let me = a.tensor("self")?;
-    if !it.m.python_geom.contains_key(&me) {
+    let sizes = it.m.python_geometry(me).sizes().clone();
+    if sizes == *it.m.t(me).sizes() {
         return Ok(None);
     }
-    let sizes = it.m.python_geometry(me).sizes().clone();
     let Some(shape) = flatten_shape(it, a, &sizes)? else {
         return Ok(Some(Value::Tensor(me)));
     };
@@ -2544,11 +2545,26 @@ fn flatten_shape(it: &mut Interp, a: &Args, sizes: &[SymInt]) -> OpResult<Option
 }
 
 /// `reshape`: a view when `view` can express it, else a contiguous copy.
+/// The strides `reshape` and `contiguous()` decide on: in the analysis
+/// these decompose in Python and read the FunctionalTensor's own strides,
+/// which a write does not update (`Machine::python_geom`). Sizes made stale
+/// by `set_()` are left out: PyTorch's answers there mix both.
+fn decomposition_geometry(m: &crate::analysis::state::Machine, me: TensorId) -> SharedGeometry {
+    let real = m.tensors[me].geometry();
+    let python = m.python_geometry(me);
+    if m.mode == Mode::Analysis && python.sizes() == real.sizes() {
+        python.clone()
+    } else {
+        real.clone()
+    }
+}
+
 fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResult<Value> {
     let m = &mut it.m;
     let t = &m.tensors[me];
     let (offset, dtype) = (t.offset.clone(), t.dtype);
-    match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut m.sizes)? {
+    let geom = decomposition_geometry(m, me);
+    match shape::compute_stride(geom.sizes(), geom.strides(), &sizes, &mut m.sizes)? {
         Some(strides) => {
             let meta = Meta {
                 sizes,
@@ -2688,7 +2704,11 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     // The result the op would compute, which must fit into `self`.
-    let (sizes, dtype) = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
+    let InplaceResult {
+        sizes,
+        dtype,
+        strides,
+    } = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
     let cast = dtype
         .filter(|d| !DType::can_cast(*d, t.dtype))
         .and_then(|d| cast_error(it, op.name, d, t.dtype));
@@ -2734,6 +2754,14 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let name = OpTable::get().inplace_name(op.name);
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
+    if it.m.mode == Mode::Analysis {
+        let strides = match strides {
+            Some(strides) => strides,
+            None => functional_strides(it, name, me).map_err(|e| op_error(e, span))?,
+        };
+        it.m.replace_value(me, strides)
+            .map_err(|e| op_error(e, span))?;
+    }
     Ok(Value::Tensor(me))
 }
 
@@ -2802,15 +2830,30 @@ fn torch_type_name(d: DType) -> &'static str {
     }
 }
 
-/// For an in-place op: the broadcast shape of its operands (None when the
-/// op does not broadcast into self) and the computed dtype to cast.
+/// What an in-place op computes before writing it into `self`.
+struct InplaceResult {
+    /// The broadcast shape of its operands (None when the op does not
+    /// broadcast into self).
+    sizes: Option<Dims>,
+    /// The computed dtype to cast.
+    dtype: Option<DType>,
+    /// The strides of the functional op's result, when the op's rule
+    /// computed it (`functional_strides` otherwise).
+    strides: Option<Dims>,
+}
+
+/// For an in-place op: what it computes (`InplaceResult`).
 fn inplace_result(
     it: &mut Interp,
     op: &'static OpDef,
     a: &Args,
     span: Span,
-) -> OpResult<(Option<Dims>, Option<DType>)> {
-    let _ = span;
+) -> OpResult<InplaceResult> {
+    let none = InplaceResult {
+        sizes: None,
+        dtype: None,
+        strides: None,
+    };
     let me = a.tensor(op.params.first().map_or("self", |p| p.name))?;
     let t = it.m.t(me).clone();
     match op.rule {
@@ -2821,14 +2864,17 @@ fn inplace_result(
                     return Err(oe("other", format!("fill_ only supports 0-dimension value tensor but got tensor with {nd} dimensions.")));
                 }
             }
-            Ok((None, None))
+            Ok(none)
         }
         "copy" => {
             let src = a.tensor("src")?;
             let ss = it.m.t(src).sizes().clone();
             // src must broadcast to self.
             let b = shape::broadcast_shapes(t.sizes(), &ss, &mut it.m.sizes)?;
-            Ok((Some(b), None))
+            Ok(InplaceResult {
+                sizes: Some(b),
+                ..none
+            })
         }
         "masked_fill" => {
             let mask = a.tensor("mask")?;
@@ -2852,23 +2898,51 @@ fn inplace_result(
                     ));
                 }
             }
-            Ok((Some(b), None))
+            Ok(InplaceResult {
+                sizes: Some(b),
+                ..none
+            })
         }
-        "index_add" | "index_fill" | "index_put" | "scatter" => Ok((None, None)),
-        "addmm" | "baddbmm" => {
-            let (metas, _) = functional(it, op, a, span)?;
-            Ok((
-                metas.first().map(|m| m.sizes.clone()),
-                metas.first().map(|m| m.dtype),
-            ))
-        }
+        "index_add" | "index_fill" | "index_put" | "scatter" => Ok(none),
         _ => {
             let (metas, _) = functional(it, op, a, span)?;
-            Ok((
-                metas.first().map(|m| m.sizes.clone()),
-                metas.first().map(|m| m.dtype),
-            ))
+            let first = metas.into_iter().next();
+            Ok(match first {
+                Some(m) => InplaceResult {
+                    sizes: Some(m.sizes),
+                    dtype: Some(m.dtype),
+                    strides: Some(m.strides),
+                },
+                None => none,
+            })
         }
+    }
+}
+
+/// The strides of the functional result that replaces `self` in the
+/// analysis after in-place op `op` (`Machine::replace_value`), for the ops
+/// whose rule did not compute it. Read from PyTorch 2.7.1's answers for a
+/// transposed and a size-1 `self` (tests/oracle/inplace_functional_strides.tp):
+/// - `copy_` is `aten.copy`, a `clone_preserve_strides` of self: the same
+///   strides;
+/// - ops whose functional form makes a new contiguous tensor (`zero_`'s
+///   `new_empty`, `uniform_`, `bernoulli_`, the index and scatter ops that
+///   `clone` first, `masked_fill_`'s `where(...).contiguous()`): contiguous;
+/// - the rest (`fill_`, `normal_`, `random_`, `exponential_`,
+///   `index_fill_`, `index_put_`): `empty_like`, the layout with fresh
+///   strides for size-1 dims.
+fn functional_strides(it: &mut Interp, op: &str, me: TensorId) -> OpResult<Dims> {
+    let t = it.m.t(me).clone();
+    match op {
+        "copy_" => Ok(t.strides().clone()),
+        "zero_" | "uniform_" | "bernoulli_" | "index_add_" | "index_copy_" | "scatter_"
+        | "scatter_add_" | "masked_fill_" => shape::contiguous_strides(t.sizes(), &mut it.m.sizes),
+        _ => shape::like_strides(
+            t.sizes(),
+            t.strides(),
+            MemoryFormat::Preserve,
+            &mut it.m.sizes,
+        ),
     }
 }
 

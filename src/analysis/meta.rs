@@ -510,11 +510,19 @@ pub fn collect(
                 let (mutations, mutations_omitted) = input_mutations(m, &events, *id, t.storage);
                 let raw_data = st.mutations > 0;
                 let storage_changed = t.storage_changed && *storage != t.storage;
+                // has_metadata_mutation compares the FunctionalTensor's own
+                // sizes and strides (`python_geom`: a write does not update
+                // them) with the input's.
                 let meta_changed = {
+                    let python = m.python_geometry(*id).clone();
                     let s = &mut m.sizes;
-                    let same = t.sizes().len() == sizes.len()
-                        && t.sizes().iter().zip(sizes).all(|(a, b)| s.eq(a, b))
-                        && t.strides().iter().zip(strides).all(|(a, b)| s.eq(a, b))
+                    let same = python.sizes().len() == sizes.len()
+                        && python.sizes().iter().zip(sizes).all(|(a, b)| s.eq(a, b))
+                        && python
+                            .strides()
+                            .iter()
+                            .zip(strides)
+                            .all(|(a, b)| s.eq(a, b))
                         && s.eq(&t.offset, offset);
                     !same
                 };
@@ -813,60 +821,14 @@ pub fn collect(
             outputs,
         })
         .collect();
-    // The last data write to each storage, and the last one that replaced
-    // the base's value (not through a slicing view; the tensor written and
-    // the op): a later write through a slicing view scatters into that
-    // value and keeps its strides.
-    let mut last_write: HashMap<StorageId, (TensorId, &str)> = HashMap::new();
-    let mut last_replacing: HashMap<StorageId, (TensorId, &str)> = HashMap::new();
-    if !tangent_sources.is_empty() {
-        for e in &m.provenance.events {
-            if e.kind == EventKind::Data {
-                last_write.insert(e.storage, (e.tensor, e.op));
-                if !m.written_through_slicing(e.tensor) {
-                    last_replacing.insert(e.storage, (e.tensor, e.op));
-                }
-            }
-        }
-    }
     let mut traced_tangents = Vec::new();
     for (t, source, for_) in tangent_sources {
         let tt = m.tensors[t].clone();
         // view(t.shape), then contiguous(memory_format=suggest_memory_format(t)).
         // `t.view(t.shape)` keeps the strides (torch._refs short-circuits a view
-        // to the same shape).
-        let mut strides = tt.strides().clone();
-        let written = last_write.get(&tt.storage).copied();
-        // A write through a slicing view (slice, select, diagonal, …)
-        // regenerates the base from the matching scatter, which keeps the
-        // strides of the base's value; other writes replace the value with
-        // their result.
-        let replacing = last_replacing.get(&tt.storage).copied();
-        let replaced = replacing.is_some();
-        // An intermediate written in place (not through a view) holds the
-        // write's functional result, with that op's strides.
-        let written_intermediate = matches!(for_, TangentFor::Output(_))
-            && replaced
-            && tt.view.is_none()
-            && !tt.functional_view
-            && tt.input_number.is_none();
-        let written_input = matches!(for_, TangentFor::Input(_)) && (written.is_none() || replaced);
-        if written_input || written_intermediate {
-            // A mutated input's tangent is the functional result of its last
-            // write: zero_/fill_ become aten.zero/fill (a contiguous new_empty),
-            // other ops give fresh strides to size-1 dims.
-            let fills = replacing.is_some_and(|(_, op)| matches!(op, "zero_" | "fill_"));
-            strides = if fills {
-                shape::contiguous_strides(tt.sizes(), &mut m.sizes)?
-            } else {
-                shape::like_strides(
-                    tt.sizes(),
-                    tt.strides(),
-                    crate::analysis::domain::MemoryFormat::Preserve,
-                    &mut m.sizes,
-                )?
-            };
-        }
+        // to the same shape). A tensor written in place has the strides of
+        // the write's functional result (`Machine::replace_value`).
+        let strides = tt.strides().clone();
         let fmt = shape::suggest_memory_format(tt.sizes(), &strides, &mut m.sizes);
         let strides = if shape::is_contiguous_as(tt.sizes(), &strides, fmt, &mut m.sizes) {
             strides

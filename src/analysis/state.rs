@@ -62,11 +62,14 @@ pub struct Machine {
     /// counter with it (`Interp::dispatched_view`; set under the analysis in
     /// inference_mode only).
     pub view_entry: bool,
-    /// The analysis's Python-visible sizes and strides of tensors that went
-    /// through `set_()`: FunctionalTensorMode updates its wrapper after
-    /// in-place view ops but not after `set_`, so `x.shape`, `x.dim()` and
-    /// the outputs' `dynamic_dims` keep the sizes from before it, while the
-    /// kernels see the new ones (tests/random/REPORT.md, class 3).
+    /// The analysis's Python-visible sizes and strides, where they differ
+    /// from the kernels': FunctionalTensorMode updates its wrapper after
+    /// in-place view ops but not after `set_()` or a write that replaced the
+    /// value's strides (`replace_value`). So `x.shape`, `x.dim()` and the
+    /// outputs' `dynamic_dims` keep the sizes from before a `set_`, while the
+    /// kernels see the new ones (tests/random/REPORT.md, class 3), and
+    /// `reshape`/`contiguous()` decide between a view and a copy on the
+    /// strides from before the write.
     pub python_geom: rustc_hash::FxHashMap<TensorId, SharedGeometry>,
 }
 
@@ -632,46 +635,78 @@ impl Machine {
         self.is_leaf(id)
     }
 
-    /// Whether a write to `target` reaches its base through a scatter: some
-    /// view op between the root base and `target` (found by walking the
-    /// views' parents) is a slicing one, whose functional inverse is
-    /// `*_scatter` and keeps the base's strides. Views whose inverse is
-    /// another view (unsqueeze, transpose, view, alias, …) pass the write's
-    /// result on instead (tpi then restrides the base's size-1 dims as the
-    /// result's; a transposing chain over size-1 dims can differ).
-    pub fn written_through_slicing(&self, target: TensorId) -> bool {
-        let Some(view) = &self.tensors[target].view else {
-            return false;
-        };
-        let mut cur = target;
+    /// The analysis's value of `target` after an in-place op: the
+    /// functional op's result, with `strides`. FunctionalTensorWrapper's
+    /// `replace_` takes the result's sizes and strides; `commit_update` and
+    /// the `sync` that follows then regenerate the storage's base through
+    /// the view inverses (`apply_update`) and `target` from the base
+    /// (`regenerate_from_base`), replaying its views. So a write through a
+    /// transposing, unsqueezing or reshaping view passes the result's
+    /// strides on to the base, and the view gets them back as its op makes
+    /// them (an expanded view is expanded again); a write through a slicing
+    /// view scatters into the base's value and changes no strides.
+    ///
+    /// The Python wrappers (`FunctionalTensor`) keep the strides they were
+    /// made with (`python_geom`): code that decomposes in Python reads
+    /// them. Analysis only: eager writes into the tensor's own memory.
+    pub fn replace_value(&mut self, target: TensorId, strides: Dims) -> OpResult<()> {
+        // The views from `target` up to its base: each with its geometry
+        // and the strides the inverses give its new value.
+        let mut chain: Vec<(TensorId, SharedGeometry, Dims)> =
+            vec![(target, self.tensors[target].geom.clone(), strides)];
+        // Parents are made before their views, so the walk ends; the limit
+        // only bounds it.
         for _ in 0..10_000 {
-            let op = self.tensors[cur].origin_op.trim_end_matches('_');
-            if matches!(
-                op.split('.').next().unwrap_or(op),
-                "slice"
-                    | "select"
-                    | "narrow"
-                    | "diagonal"
-                    | "as_strided"
-                    | "split"
-                    | "split_with_sizes"
-                    | "unsafe_split"
-                    | "unbind"
-                    | "chunk"
-                    | "tensor_split"
-                    | "hsplit"
-                    | "vsplit"
-                    | "dsplit"
-                    | "unfold"
-            ) {
-                return true;
+            let (child, old, strides) = &chain[chain.len() - 1];
+            let (child, old) = (*child, old.clone());
+            let Some(parent) = self.provenance.parent(child) else {
+                break;
+            };
+            if self.tensors[parent].storage != self.tensors[child].storage {
+                return Ok(());
             }
-            match self.provenance.parent(cur) {
-                Some(parent) if parent != view.base => cur = parent,
-                _ => break,
+            let base = self.tensors[parent].geom.clone();
+            let step = shape::ViewStep {
+                op: self.tensors[child].origin_op.as_str(),
+                base_sizes: base.sizes(),
+                base_strides: base.strides(),
+                sizes: old.sizes(),
+                strides: old.strides(),
+            };
+            match shape::view_inverse_strides(&step, strides, &mut self.sizes)? {
+                Some(next) => chain.push((parent, base, next)),
+                // A scatter into the base's value: no strides change.
+                None => return Ok(()),
             }
         }
-        false
+        // The base's new value, then its views replayed on it.
+        let mut parent_strides = Dims::new();
+        for k in (0..chain.len()).rev() {
+            let (id, old, inverse) = chain[k].clone();
+            if k + 1 == chain.len() {
+                parent_strides = inverse;
+            } else {
+                let base = &chain[k + 1].1;
+                let step = shape::ViewStep {
+                    op: self.tensors[id].origin_op.as_str(),
+                    base_sizes: base.sizes(),
+                    base_strides: base.strides(),
+                    sizes: old.sizes(),
+                    strides: old.strides(),
+                };
+                parent_strides =
+                    shape::view_replay_strides(&step, &parent_strides, &mut self.sizes)?
+                        .unwrap_or(inverse);
+            }
+            if old.strides()[..] != parent_strides[..] {
+                let new = self
+                    .geoms
+                    .intern(old.sizes().clone(), parent_strides.clone());
+                self.python_geom.entry(id).or_insert(old);
+                self.tensors[id].set_geometry(new);
+            }
+        }
+        Ok(())
     }
 
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op

@@ -486,6 +486,191 @@ pub fn compute_stride(
 }
 
 /// `infer_size`: resolves one `-1` against `numel` and checks the product.
+/// One view op as its result was made: the op, its base's sizes and
+/// strides, and its own.
+pub struct ViewStep<'a> {
+    pub op: &'a str,
+    pub base_sizes: &'a [SymInt],
+    pub base_strides: &'a [SymInt],
+    pub sizes: &'a [SymInt],
+    pub strides: &'a [SymInt],
+}
+
+/// How a view's dims come from its base's, for the view ops
+/// functionalization can run backwards and forwards without a scatter.
+enum DimMap {
+    /// View dim `i` is base dim `p[i]`.
+    Permute(Vec<usize>),
+    /// A size-1 dim inserted at this place.
+    Unsqueeze(usize),
+    /// These size-1 base dims dropped.
+    Squeeze(Vec<usize>),
+    /// `view` to other sizes.
+    Reshape,
+    /// `expand`.
+    Expand,
+    /// The same sizes and strides (`alias`, `detach`).
+    Alias,
+}
+
+impl ViewStep<'_> {
+    /// The step's `DimMap`, read from the op and the two geometries: None
+    /// for slicing and dtype views, or when the geometries no longer fit
+    /// the op (a view whose metadata changed in place since).
+    fn dim_map(&self) -> Option<DimMap> {
+        let (bs, bt) = (self.base_sizes, self.base_strides);
+        match self.op {
+            "alias" | "detach" => (bs == self.sizes && bt == self.strides).then_some(DimMap::Alias),
+            "t" | "transpose" | "swapaxes" | "swapdims" | "permute" | "movedim" | "moveaxis"
+            | "adjoint" => {
+                // Each view dim is the first unused base dim with its size
+                // and stride (dims that tie are alike).
+                if bs.len() != self.sizes.len() {
+                    return None;
+                }
+                let mut used = vec![false; bs.len()];
+                let mut perm = Vec::with_capacity(bs.len());
+                for (size, stride) in self.sizes.iter().zip(self.strides) {
+                    let j =
+                        (0..bs.len()).find(|&j| !used[j] && bs[j] == *size && bt[j] == *stride)?;
+                    used[j] = true;
+                    perm.push(j);
+                }
+                Some(DimMap::Permute(perm))
+            }
+            "unsqueeze" => {
+                if self.sizes.len() != bs.len() + 1 {
+                    return None;
+                }
+                (0..self.sizes.len())
+                    .find(|&k| {
+                        self.sizes[k].as_int() == Some(1)
+                            && without(self.sizes, k).eq(bs.iter())
+                            && without(self.strides, k).eq(bt.iter())
+                    })
+                    .map(DimMap::Unsqueeze)
+            }
+            "squeeze" => {
+                let mut dropped = Vec::new();
+                let mut next = 0;
+                for (j, (size, stride)) in bs.iter().zip(bt).enumerate() {
+                    if next < self.sizes.len()
+                        && self.sizes[next] == *size
+                        && self.strides[next] == *stride
+                    {
+                        next += 1;
+                    } else if size.as_int() == Some(1) {
+                        dropped.push(j);
+                    } else {
+                        return None;
+                    }
+                }
+                (next == self.sizes.len()).then_some(DimMap::Squeeze(dropped))
+            }
+            "view" | "view_as" | "reshape" | "reshape_as" | "flatten" | "unflatten" => {
+                Some(DimMap::Reshape)
+            }
+            "expand" | "expand_as" | "broadcast_to" => {
+                (self.sizes.len() >= bs.len()).then_some(DimMap::Expand)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The strides functionalization's view inverse (ViewInverses.cpp, views
+/// reapplied) gives the base when the view's value is replaced by one with
+/// `new_strides`: the inverse permutation, `squeeze` for `unsqueeze` and
+/// back, `view` to the base's sizes, `sum_to` (a fresh contiguous tensor)
+/// for `expand`, the value itself for an alias. None when the base keeps
+/// its strides: slicing views scatter into the base's value.
+pub fn view_inverse_strides(
+    view: &ViewStep,
+    new_strides: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Option<Dims>> {
+    let Some(map) = view.dim_map() else {
+        return Ok(None);
+    };
+    Ok(match map {
+        DimMap::Alias => Some(new_strides.into()),
+        DimMap::Permute(perm) => {
+            let mut out: Dims = view.base_strides.into();
+            for (i, &j) in perm.iter().enumerate() {
+                out[j] = new_strides[i].clone();
+            }
+            Some(out)
+        }
+        DimMap::Unsqueeze(k) => Some(without(new_strides, k).cloned().collect()),
+        DimMap::Squeeze(dropped) => {
+            let mut sizes: Dims = view.sizes.into();
+            let mut strides: Dims = new_strides.into();
+            for j in dropped {
+                unsqueeze_geometry(&mut sizes, &mut strides, j, s)?;
+            }
+            Some(strides)
+        }
+        DimMap::Reshape => compute_stride(view.sizes, new_strides, view.base_sizes, s)?,
+        DimMap::Expand => Some(contiguous_strides(view.base_sizes, s)?),
+    })
+}
+
+/// The strides the view op gives when it is replayed on its base's new
+/// value, whose strides are `base_strides` (`regenerate_from_base`). None
+/// when the step is not one `view_inverse_strides` runs backwards.
+pub fn view_replay_strides(
+    view: &ViewStep,
+    base_strides: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Option<Dims>> {
+    let Some(map) = view.dim_map() else {
+        return Ok(None);
+    };
+    let bs = view.base_sizes;
+    Ok(match map {
+        DimMap::Alias => Some(base_strides.into()),
+        DimMap::Permute(perm) => Some(perm.iter().map(|&j| base_strides[j].clone()).collect()),
+        DimMap::Unsqueeze(k) => {
+            let mut sizes: Dims = bs.into();
+            let mut strides: Dims = base_strides.into();
+            unsqueeze_geometry(&mut sizes, &mut strides, k, s)?;
+            Some(strides)
+        }
+        DimMap::Squeeze(dropped) => Some(
+            base_strides
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| !dropped.contains(j))
+                .map(|(_, d)| d.clone())
+                .collect(),
+        ),
+        DimMap::Reshape => compute_stride(bs, base_strides, view.sizes, s)?,
+        DimMap::Expand => {
+            let lead = view.sizes.len() - bs.len();
+            Some(
+                view.sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, size)| match i.checked_sub(lead) {
+                        Some(j) if !(bs[j].as_int() == Some(1) && size.as_int() != Some(1)) => {
+                            base_strides[j].clone()
+                        }
+                        _ => SymInt::int(0),
+                    })
+                    .collect(),
+            )
+        }
+    })
+}
+
+/// The items of `dims` but the one at `k`.
+fn without(dims: &[SymInt], k: usize) -> impl Iterator<Item = &SymInt> {
+    dims.iter()
+        .enumerate()
+        .filter(move |&(i, _)| i != k)
+        .map(|(_, d)| d)
+}
+
 pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<Dims> {
     let mut infer: Option<usize> = None;
     let mut known = SymInt::int(1);
