@@ -487,15 +487,9 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
             }
         }
         "bool" => DType::Bool,
-        "int" => {
-            if !common.is_integral() {
-                return Err(oe(
-                    "other",
-                    format!("bitwise ops are not implemented for '{}'", common.name()),
-                ));
-            }
-            common
-        }
+        // Bitwise ops on floating point: only eager's kernels refuse them
+        // (`kernel_dtype_error`).
+        "int" => common,
         _ => common,
     };
     Ok(Pointwise {
@@ -551,6 +545,31 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
     let _ = swap;
     if !matches!(l, Value::Tensor(_)) && !matches!(r, Value::Tensor(_)) {
         return it.binop(op, l, r, span);
+    }
+    // `<<` and `>>` are Tensor.__lshift__/__rshift__, whose decomposition
+    // under the analysis (torch._refs) checks the left operand's dtype;
+    // eager's kernel refuses it in its own words (`kernel_dtype_error`).
+    if matches!(op, BinOp::LShift | BinOp::RShift) && it.m.mode == Mode::Analysis {
+        let which = if op == BinOp::LShift {
+            "lshift"
+        } else {
+            "rshift"
+        };
+        for (v, what) in [(&l, "input tensor"), (&r, "shift value")] {
+            if let Value::Tensor(t) = v {
+                let dtype = it.m.t(*t).dtype;
+                if !dtype.is_integral() {
+                    return Err(err(
+                        "other",
+                        format!(
+                            "{which}: Expected {what} to have an integral dtype. Got torch.{}",
+                            dtype.name()
+                        ),
+                        span,
+                    ));
+                }
+            }
+        }
     }
     for v in [&l, &r] {
         if !matches!(v, Value::Tensor(_)) && scalar_dtype(v).is_none() {
@@ -2812,6 +2831,100 @@ fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpRes
     Ok(())
 }
 
+/// The dtypes a pointwise kernel refuses although promotion gives them:
+/// eager's kernels are built for some dtypes only and fail with
+/// AT_DISPATCH's words, while the analysis runs the op's decomposition,
+/// which passes or fails in its own words (tests/oracle/kernel_dtypes.tp).
+/// `common` is the operands' promoted dtype.
+fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<OpError> {
+    let Value::Tensor(me) = a.get("self") else {
+        return None;
+    };
+    let own = it.m.t(*me).dtype;
+    let eager = it.m.mode == Mode::Eager;
+    let not_built = |kernel: &str, dtype: DType| {
+        eager.then(|| {
+            oe(
+                "other",
+                format!(
+                    "\"{kernel}\" not implemented for '{}'",
+                    torch_type_name(dtype)
+                ),
+            )
+        })
+    };
+    let python_type = if own == DType::Bool { "bool" } else { "int" };
+    let cast = |arg: &str| {
+        oe(
+            "other",
+            format!("{arg} argument of type <class 'float'> cannot be safely cast to type <class '{python_type}'>!"),
+        )
+    };
+    // In-place and operator spellings: `abs_`, `__ilshift__`.
+    let base = op.trim_end_matches('_').trim_start_matches("__");
+    match base {
+        "relu" if own == DType::Bool => {
+            eager.then(|| oe("other", "Boolean inputs not supported for relu"))
+        }
+        "hardtanh" | "relu6" if own == DType::Bool => {
+            Some(oe("other", "Bool inputs not supported for hardtanh"))
+        }
+        "abs" | "absolute" if own == DType::Bool => not_built("abs_cpu", own),
+        "floor" | "ceil" | "round" | "trunc" | "fix" if own == DType::Bool => {
+            let name = if base == "fix" { "trunc" } else { base };
+            not_built(&format!("{name}_vml_cpu"), own)
+        }
+        "logsigmoid" if own == DType::Bool && !eager => Some(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")),
+        "gelu" | "silu" | "mish" | "softplus" | "hardsigmoid" | "hardswish" | "logsigmoid"
+            if own.is_integral() =>
+        {
+            let kernel = match base {
+                "gelu" => "GeluKernelImpl",
+                "logsigmoid" => "log_sigmoid_cpu",
+                other => return not_built(&format!("{other}_cpu"), own),
+            };
+            not_built(kernel, own)
+        }
+        "elu" | "selu" if own.is_integral() => {
+            not_built("elu_cpu", own).or_else(|| Some(cast("input_scale")))
+        }
+        "leaky_relu" if own.is_integral() => {
+            not_built("leaky_relu_cpu", own).or_else(|| Some(cast("negative_slope")))
+        }
+        "floor_divide" if common == DType::Bool => not_built("div_floor_cpu", common)
+            .or_else(|| Some(oe("other", "torch.bool not supported for floor_divide"))),
+        "remainder" | "fmod" if common == DType::Bool => {
+            not_built(&format!("{base}_cpu"), common)
+        }
+        "pow" if common == DType::Bool => not_built("pow", common),
+        "ilshift" | "irshift" if !own.is_integral() && !eager => {
+            let which = base.trim_start_matches('i');
+            Some(oe(
+                "other",
+                format!(
+                    "{which}: Expected input tensor to have an integral dtype. Got torch.{}",
+                    own.name()
+                ),
+            ))
+        }
+        "bitwise_left_shift" | "lshift" | "ilshift" if common == DType::Bool || !common.is_integral() => {
+            not_built("lshift_cpu", common)
+        }
+        "bitwise_right_shift" | "rshift" | "irshift" if common == DType::Bool || !common.is_integral() => {
+            not_built("rshift_cpu", common)
+        }
+        "bitwise_and" | "bitwise_or" | "bitwise_xor" | "bitwise_not" | "and" | "or" | "xor"
+        | "iand" | "ior" | "ixor"
+            if !common.is_integral() =>
+        {
+            let name = base.trim_start_matches("bitwise_").trim_start_matches('i');
+            let name = if name == "not" { "not" } else { name };
+            not_built(&format!("bitwise_{name}_cpu"), common)
+        }
+        _ => None,
+    }
+}
+
 /// ScalarType names as PyTorch prints them in cast errors.
 fn torch_type_name(d: DType) -> &'static str {
     match d {
@@ -3597,6 +3710,27 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "torch.clamp: At least one of 'min' or 'max' must not be None",
             ));
         }
+        // Python's argument parser: a `Tensor other` takes no number
+        // (maximum, minimum, atan2 have no Scalar overload).
+        for (k, p) in op.params.iter().enumerate() {
+            if p.ty == crate::ops::ParamType::Tensor && names.contains(&p.name) {
+                let given = match a.get(p.name) {
+                    Value::Int(_) => "int",
+                    Value::Float(_) => "float",
+                    Value::Bool(_) => "bool",
+                    _ => continue,
+                };
+                return Err(oe(
+                    "other",
+                    format!(
+                        "{}(): argument '{}' (position {}) must be Tensor, not {given}",
+                        op.name,
+                        p.name,
+                        k + 1
+                    ),
+                ));
+            }
+        }
         let cond;
         let mut vals: smallvec::SmallVec<[&Value; 4]> = names.iter().map(|n| a.get(n)).collect();
         if rule == "where" {
@@ -3625,14 +3759,21 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         if rule == "unary_float" && matches!(op.name, "relu" | "hardtanh") {
             p.dtype = it.m.t(a.tensor("self")?).dtype;
         }
-        if matches!(op.name, "sub" | "subtract" | "rsub" | "sub_" | "subtract_")
-            && it.m.mode == Mode::Eager
-        {
+        if matches!(op.name, "sub" | "subtract" | "rsub" | "sub_" | "subtract_") {
+            // sub_check (BinaryOps.h); the analysis's decomposition refuses
+            // two bool tensors only.
             let is_bool =
                 |v: &Value| matches!(v, Value::Tensor(t) if it.m.t(*t).dtype == DType::Bool);
-            if is_bool(a.get("self")) || is_bool(a.get("other")) {
+            let (x, y) = (is_bool(a.get("self")), is_bool(a.get("other")));
+            if x && y {
+                return Err(oe("other", "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."));
+            }
+            if (x || y) && it.m.mode == Mode::Eager {
                 return Err(oe("other", "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
             }
+        }
+        if let Some(e) = kernel_dtype_error(it, op.name, a, p.dtype) {
+            return Err(e);
         }
         if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
             return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
@@ -3777,12 +3918,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if dtype.is_integral() {
                 return Err(oe("other", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", torch_type_name(dtype))));
             }
-            // softmax's decomposition starts with x.contiguous(); log_softmax keeps the layout.
-            let strides = if op.name == "softmax" {
-                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
-            } else {
-                shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
-            };
+            // Both decompositions (_softmax, _log_softmax) start with
+            // x.contiguous(): a channels_last input gives a contiguous result
+            // (tests/oracle/softmax_layouts.tp).
+            let strides = shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?;
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {

@@ -1140,7 +1140,19 @@ impl<'a> Interp<'a> {
             let name = match op {
                 UnaryOp::Neg => "neg",
                 UnaryOp::Pos => return Ok(v),
-                UnaryOp::Invert => "bitwise_not",
+                UnaryOp::Invert => {
+                    // Tensor.__invert__ (torch/_tensor.py) checks in Python.
+                    if let Value::Tensor(t) = &v {
+                        if !self.m.t(*t).dtype.is_integral() {
+                            return Err(err(
+                                "other",
+                                "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+                                span,
+                            ));
+                        }
+                    }
+                    "bitwise_not"
+                }
                 UnaryOp::Not => {
                     return Err(err(
                         "data-dependent",
