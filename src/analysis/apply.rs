@@ -4124,22 +4124,39 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     s
                 }
             };
-            // cat keeps a memory format all inputs share; stack is the cat of
-            // its inputs unsqueezed at `dim` (inferUnsqueezeGeometry's strides).
+            // cat keeps a memory format all inputs share. stack (the
+            // decomposition its meta runs, torch._refs.stack) is, for a dim
+            // inside the inputs' rank, the cat of the inputs along it viewed
+            // with the new dim split off; for the last dim, the cat of its
+            // inputs unsqueezed there (inferUnsqueezeGeometry's strides).
+            let inside = stack_dim.filter(|&d| d < metas[0].sizes().len());
             let mut fs = Vec::with_capacity(metas.len());
             for m in &metas {
                 let f = match stack_dim {
-                    None => shape::suggest_memory_format(m.sizes(), m.strides(), &mut it.m.sizes),
-                    Some(d) => {
+                    Some(d) if inside.is_none() => {
                         let (mut sizes, mut strides) = (m.sizes().clone(), m.strides().clone());
                         shape::unsqueeze_geometry(&mut sizes, &mut strides, d, &mut it.m.sizes)?;
                         shape::suggest_memory_format(&sizes, &strides, &mut it.m.sizes)
                     }
+                    _ => shape::suggest_memory_format(m.sizes(), m.strides(), &mut it.m.sizes),
                 };
                 fs.push(f);
             }
             let fmt = if fs.iter().all(|f| *f == fs[0]) { fs[0] } else { MemoryFormat::Contiguous };
-            let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
+            let strides = match inside {
+                Some(d) => {
+                    let mut cat_sizes = metas[0].sizes().clone();
+                    cat_sizes[d] = it.m.sizes.mul(&cat_sizes[d], &SymInt::int(ts.len() as i64))?;
+                    let mut strides = shape::format_strides(&cat_sizes, fmt, &mut it.m.sizes)?;
+                    // torch._refs' view splits the dim (prims.split_dim) and
+                    // keeps every other stride, a size-1 dim's too.
+                    let inner = strides[d].clone();
+                    strides[d] = it.m.sizes.mul(&inner, &metas[0].sizes()[d])?;
+                    strides.insert(d + 1, inner);
+                    strides
+                }
+                None => shape::format_strides(&sizes, fmt, &mut it.m.sizes)?,
+            };
             Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], None))
         }
         "repeat" | "tile" => {
