@@ -510,10 +510,12 @@ pub fn collect(
                 let (mutations, mutations_omitted) = input_mutations(m, &events, *id, t.storage);
                 let raw_data = st.mutations > 0;
                 let storage_changed = t.storage_changed && *storage != t.storage;
-                // has_metadata_mutation compares the FunctionalTensor's own
-                // sizes and strides (`python_geom`: a write does not update
-                // them) with the input's.
-                let meta_changed = {
+                // has_metadata_mutation: a storage swapped by set_() is a
+                // metadata mutation; otherwise a flagged tensor's own sizes
+                // and strides (the FunctionalTensor's, `python_geom`: a write
+                // does not update them) are compared with the input's. The
+                // comparisons run only then, as their guards do in PyTorch.
+                let meta_changed = !storage_changed && t.metadata_mutated && {
                     let python = m.python_geometry(*id).clone();
                     let s = &mut m.sizes;
                     let same = python.sizes().len() == sizes.len()
@@ -526,7 +528,7 @@ pub fn collect(
                         && s.eq(&t.offset, offset);
                     !same
                 };
-                let mutates_metadata = storage_changed || (t.metadata_mutated && meta_changed);
+                let mutates_metadata = storage_changed || meta_changed;
                 let storage_meta = storage_changed;
                 let hidden = st.mutations == 0;
                 let no_grad = raw_data && st.mutations <= st.mutations_no_grad;

@@ -343,7 +343,10 @@ pub fn is_non_overlapping_and_dense(sizes: &[SymInt], strides: &[SymInt], s: &mu
         return true;
     }
     if n == 1 {
-        return s.lt_int(&sizes[0], 2) || s.eq_int(&strides[0], 1);
+        // A stride known to be 1 decides it without a guard on the size.
+        return strides[0].as_int() == Some(1)
+            || s.lt_int(&sizes[0], 2)
+            || s.eq_int(&strides[0], 1);
     }
     let mut perm: smallvec::SmallVec<[usize; 6]> = (0..n).collect();
     // Insertion sort with PyTorch's comparator (size < 2 dims go last).
