@@ -296,10 +296,13 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
         }
         return apply_inplace(it, op, a, span);
     }
-    if it.m.mode == Mode::Analysis && !it.m.python_geom.is_empty() && op.name == "flatten" {
-        if let Some(v) = stale_flatten(it, &a, span).map_err(|e| op_error(e, span))? {
-            return Ok(v);
+    if it.m.mode == Mode::Analysis && !it.m.python_geom.is_empty() {
+        if op.name == "flatten" {
+            if let Some(v) = stale_flatten(it, &a, span).map_err(|e| op_error(e, span))? {
+                return Ok(v);
+            }
         }
+        stale_dims_check(it, op, &a).map_err(|e| op_error(e, span))?;
     }
     match op.class {
         OpClass::InplaceData => apply_inplace(it, op, a, span),
@@ -1179,7 +1182,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 return Err(oe("other", "unflatten: sizes must be non-empty"));
             }
             let parts = shape::infer_size(&parts, &t.sizes()[d], &mut it.m.sizes).map_err(|_| {
-                oe("invalid-shape", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes()[d]))
+                oe("other", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes()[d]))
             })?;
             let mut sizes = Dims::from(&t.sizes()[..d]);
             sizes.extend(parts);
@@ -2535,6 +2538,53 @@ fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value
     )
     .map(Some)
     .map_err(|d| OpError::new(d.code, d.message))
+}
+
+/// The checks of ops that decompose in Python (CompositeImplicitAutograd)
+/// on a tensor whose Python sizes are stale (`Machine::python_geom`, after
+/// `set_`): the decomposition wraps its dims against the wrapper's rank and
+/// reads its sizes before the view ops it calls run on the real ones
+/// (tests/oracle/stale_rank_decompositions.tp).
+fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
+    let dim_params: &[&str] = match op.name {
+        "movedim" => &["source", "destination"],
+        "narrow" | "unflatten" | "chunk" | "tensor_split" => &["dim"],
+        _ => return Ok(()),
+    };
+    let Value::Tensor(me) = a.get("self") else {
+        return Ok(());
+    };
+    let me = *me;
+    let sizes = it.m.python_geometry(me).sizes().clone();
+    if sizes == *it.m.t(me).sizes() {
+        return Ok(());
+    }
+    let rank = sizes.len();
+    if op.name == "narrow" && rank == 0 {
+        return Err(oe("other", "narrow() cannot be applied to a 0-dim tensor."));
+    }
+    for name in dim_params {
+        for d in a.opt_dims(it, name)?.unwrap_or_default() {
+            let d = shape::wrap_dim(d, rank)?;
+            if op.name == "unflatten" {
+                let wanted = a.syms("sizes")?;
+                let product = it.m.sizes.prod(&wanted)?;
+                if wanted.iter().all(|s| s.as_int() != Some(-1))
+                    && !it.m.sizes.eq(&product, &sizes[d])
+                {
+                    return Err(oe(
+                        "other",
+                        format!(
+                            "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
+                            show(&wanted),
+                            sizes[d]
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The shape native `flatten(start_dim, end_dim)` makes of `sizes` (a 0-d
@@ -4079,6 +4129,32 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
             };
+            if op.name == "roll" {
+                // roll_common (TensorTransformations.h): shifts and dims
+                // pair up (one shift and no dims rolls the flattened
+                // tensor), and each dim is wrapped.
+                let shifts = a.syms("shifts")?.len();
+                let dims = a.opt_dims(it, "dims")?.unwrap_or_default();
+                if shifts != dims.len() && !(dims.is_empty() && shifts == 1) {
+                    let space = if it.m.mode == Mode::Analysis { " " } else { "" };
+                    return Err(oe(
+                        "other",
+                        format!(
+                            "shifts and dimensions must align. shifts: {shifts}, dims:{space}{}",
+                            dims.len()
+                        ),
+                    ));
+                }
+                for &d in &dims {
+                    if t.sizes().is_empty() {
+                        return Err(oe(
+                            "other",
+                            format!("Dimension specified as {d} but tensor has no dimensions"),
+                        ));
+                    }
+                    shape::wrap_dim(d, t.sizes().len())?;
+                }
+            }
             if op.name == "flip" {
                 for d in a.ints(it, "dims")? {
                     shape::wrap_dim(d, t.sizes().len())?;
