@@ -3779,16 +3779,19 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "torch.clamp: At least one of 'min' or 'max' must not be None",
             ));
         }
+        let cond;
+        let mut vals: smallvec::SmallVec<[&Value; 4]> = names.iter().map(|n| a.get(n)).collect();
         // Python's argument parser: a `Tensor other` takes no number
         // (maximum, minimum, atan2 have no Scalar overload).
-        for (k, p) in op.params.iter().enumerate() {
-            if p.ty == crate::ops::ParamType::Tensor && names.contains(&p.name) {
-                let given = match a.get(p.name) {
-                    Value::Int(_) => "int",
-                    Value::Float(_) => "float",
-                    Value::Bool(_) => "bool",
-                    _ => continue,
-                };
+        for (name, v) in names.iter().zip(&vals) {
+            let given = match v {
+                Value::Int(_) => "int",
+                Value::Float(_) => "float",
+                Value::Bool(_) => "bool",
+                _ => continue,
+            };
+            let param = op.params.iter().enumerate().find(|(_, p)| p.name == *name);
+            if let Some((k, p)) = param.filter(|(_, p)| p.ty == crate::ops::ParamType::Tensor) {
                 return Err(oe(
                     "other",
                     format!(
@@ -3800,8 +3803,6 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 ));
             }
         }
-        let cond;
-        let mut vals: smallvec::SmallVec<[&Value; 4]> = names.iter().map(|n| a.get(n)).collect();
         if rule == "where" {
             cond = a.get("condition").clone();
             match &cond {
@@ -3841,10 +3842,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
             }
         }
-        if let Some(e) = kernel_dtype_error(it, op.name, a, p.dtype) {
-            return Err(e);
+        // Floating-point operands pass every kernel but the bitwise ones.
+        let all_floating = p.tensors.iter().all(|&t| it.m.t(t).dtype.is_floating());
+        if !(all_floating && p.dtype.is_floating() && dt != "int") {
+            if let Some(e) = kernel_dtype_error(it, op.name, a, p.dtype) {
+                return Err(e);
+            }
         }
-        if it.m.mode == Mode::Analysis {
+        if it.m.mode == Mode::Analysis && it.m.sizes.env.num_symbols() > 0 {
             specialise_unit_sizes(it, &p.tensors);
         }
         if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
