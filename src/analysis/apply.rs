@@ -2826,7 +2826,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     if it.m.mode == Mode::Analysis {
         let strides = match strides {
             Some(strides) => strides,
-            None => functional_strides(it, name, me).map_err(|e| op_error(e, span))?,
+            None => functional_strides(it, name, &a, me).map_err(|e| op_error(e, span))?,
         };
         it.m.replace_value(me, strides)
             .map_err(|e| op_error(e, span))?;
@@ -3109,16 +3109,28 @@ fn inplace_result(
 ///   strides;
 /// - ops whose functional form makes a new contiguous tensor (`zero_`'s
 ///   `new_empty`, `uniform_`, `bernoulli_`, the index and scatter ops that
-///   `clone` first, `masked_fill_`'s `where(...).contiguous()`): contiguous;
+///   `clone` first): contiguous; `masked_fill_` is `where(mask, value,
+///   self).contiguous()`;
 /// - the rest (`fill_`, `normal_`, `random_`, `exponential_`,
 ///   `index_fill_`, `index_put_`): `empty_like`, the layout with fresh
 ///   strides for size-1 dims.
-fn functional_strides(it: &mut Interp, op: &str, me: TensorId) -> OpResult<Dims> {
+fn functional_strides(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpResult<Dims> {
     let t = it.m.t(me).clone();
     match op {
         "copy_" => Ok(t.strides().clone()),
+        "masked_fill_" => {
+            // where(mask, value, self)'s layout, then contiguous() (a no-op
+            // when it already is, size-1 dims' strides and all).
+            let mask = a.tensor("mask")?;
+            let strides = iter_strides(it, t.sizes(), &[mask, me])?;
+            if shape::is_contiguous(t.sizes(), &strides, &mut it.m.sizes) {
+                Ok(strides)
+            } else {
+                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)
+            }
+        }
         "zero_" | "uniform_" | "bernoulli_" | "index_add_" | "index_copy_" | "scatter_"
-        | "scatter_add_" | "masked_fill_" => shape::contiguous_strides(t.sizes(), &mut it.m.sizes),
+        | "scatter_add_" => shape::contiguous_strides(t.sizes(), &mut it.m.sizes),
         _ => shape::like_strides(
             t.sizes(),
             t.strides(),
