@@ -39,19 +39,15 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "index values of input tensors are unknown",
     ),
     // Minimised random programs (tests/random/REPORT.md) that tpi still gets wrong.
-    // PyTorch's analysis replays a view chain after its base's metadata changed in place, failing in as_strided or a dim check; tpi does not model view replay (tests/random/REPORT.md)
-    (
-        "random/regress_analysis_view_errors.tp:as_strided_after_transpose_mutated",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_analysis_view_errors.tp:as_strided_after_unsqueeze_mutated",
-        "unmodelled, see the comment",
-    ),
+    // After x.detach_() an older view of x is a view of a leaf that requires
+    // grad for check_inplace; tpi keeps the view's old history
     (
         "random/regress_analysis_view_errors.tp:detach_inplace_then_mutate_older_view",
         "unmodelled, see the comment",
     ),
+    // autograd replays a differentiable view's op after its base's metadata
+    // changed in place (unsqueeze_, as_strided_, set_), failing in that op's
+    // checks; tpi does not replay views
     (
         "random/regress_view_replay.tp:diagonal_then_set_",
         "unmodelled, see the comment",
@@ -66,11 +62,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ),
     (
         "random/regress_eager_misc.tp:as_strided_view_then_unsqueeze_no_grad",
-        "unmodelled, see the comment",
-    ),
-    // needs storage bounds tpi does not track (a write past as_strided's storage)
-    (
-        "random/regress_eager_misc.tp:as_strided_out_of_bounds_write",
         "unmodelled, see the comment",
     ),
     // PyTorch's inference_mode KeyError: a view of an inference base is not modelled

@@ -2828,6 +2828,10 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             Some(strides) => strides,
             None => functional_strides(it, name, &a, me).map_err(|e| op_error(e, span))?,
         };
+        it.m.check_as_strided_chain(me)
+            .map_err(|e| op_error(e, span))?;
+        it.m.check_scatter_bounds(me)
+            .map_err(|e| op_error(e, span))?;
         it.m.replace_value(me, strides)
             .map_err(|e| op_error(e, span))?;
     }

@@ -709,6 +709,99 @@ impl Machine {
         Ok(())
     }
 
+    /// Functionalization refuses a write through a view chain in which
+    /// `as_strided` is not the first view (`FunctionalStorageImpl::
+    /// add_update`): the written tensor's views from the storage's base, an
+    /// in-place metadata change counting as one more.
+    /// Analysis only (tests/oracle/random/regress_analysis_view_errors.tp).
+    pub fn check_as_strided_chain(&self, target: TensorId) -> OpResult<()> {
+        // The chain from `target` up to the base, `target` first.
+        let mut chain: smallvec::SmallVec<[TensorId; 4]> = smallvec::smallvec![target];
+        let mut cur = target;
+        // Parents are made before their views, so the walk ends; the limit
+        // only bounds it.
+        for _ in 0..10_000 {
+            match self.provenance.parent(cur) {
+                Some(parent) if self.tensors[parent].storage == self.tensors[cur].storage => {
+                    chain.push(parent);
+                    cur = parent;
+                }
+                _ => break,
+            }
+        }
+        if chain.len() < 2 {
+            return Ok(());
+        }
+        // The view metas in order: each view's own, then its metadata
+        // change (if any), from the base down.
+        let mut metas: smallvec::SmallVec<[bool; 8]> = smallvec::SmallVec::new();
+        for (k, &t) in chain.iter().rev().enumerate() {
+            let t = &self.tensors[t];
+            if k > 0 {
+                metas.push(t.origin_op.as_str() == "as_strided");
+            }
+            if t.metadata_mutated {
+                metas.push(false);
+            }
+        }
+        match metas.iter().skip(1).position(|&is_as_strided| is_as_strided) {
+            Some(i) => Err(OpError::new(
+                "other",
+                format!(
+                    "During torch.compile, encountered a mutation on a view chain of length {}, where view {} was an as_strided() call. as_strided() is non-compositional, and therefore is not possible to functionalize properly today,so this behavior is banned in compile. As a workaround, you can either remove the mutation from the model code, or you can insert a graph break right before the mutation with torch._dynamo.graph_break(). If you would like this behavior to work properly, please comment on https://github.com/pytorch/pytorch/issues/104505.",
+                    metas.len(),
+                    i + 1
+                ),
+            )
+            .label(self.tensors[target].origin, "the written view")
+            .help("write to the base instead, or make as_strided the first view of the base")),
+            None => Ok(()),
+        }
+    }
+
+    /// A data write through an `as_strided` view reaches its base through
+    /// `as_strided_scatter` when the analysis syncs the write, which checks
+    /// the view against the base's storage: a view eager would already
+    /// have refused fails there (tests/oracle/random/regress_eager_misc.tp).
+    /// Analysis only.
+    pub fn check_scatter_bounds(&self, target: TensorId) -> OpResult<()> {
+        let mut cur = target;
+        // Parents are made before their views, so the walk ends; the limit
+        // only bounds it.
+        for _ in 0..10_000 {
+            let Some(parent) = self.provenance.parent(cur) else {
+                return Ok(());
+            };
+            let t = &self.tensors[cur];
+            if t.origin_op.as_str() == "as_strided" {
+                let available = self.storages[t.storage]
+                    .nbytes
+                    .as_ref()
+                    .and_then(|n| n.as_int());
+                let needed = extent(t.sizes(), t.strides(), &t.offset)
+                    .and_then(|e| e.checked_mul(t.dtype.itemsize()));
+                if let (Some(have), Some(need)) = (available, needed) {
+                    if need > have {
+                        return Err(OpError::new(
+                            "other",
+                            format!(
+                                "as_strided_scatter: sizes {}, strides {}, storage offset {}  and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}",
+                                shape::show(t.sizes()),
+                                shape::show(t.strides()),
+                                t.offset,
+                                t.dtype.itemsize()
+                            ),
+                        )
+                        .label(t.origin, "the as_strided view, past its base's storage")
+                        .help("eager refuses this view when it is made; keep as_strided within the tensor's storage"));
+                    }
+                }
+            }
+            cur = parent;
+        }
+        Ok(())
+    }
+
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
     /// on `target` whose other tensor inputs are `others`.
     pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
