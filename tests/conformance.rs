@@ -39,12 +39,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "index values of input tensors are unknown",
     ),
     // Minimised random programs (tests/random/REPORT.md) that tpi still gets wrong.
-    // After x.detach_() an older view of x is a view of a leaf that requires
-    // grad for check_inplace; tpi keeps the view's old history
-    (
-        "random/regress_analysis_view_errors.tp:detach_inplace_then_mutate_older_view",
-        "unmodelled, see the comment",
-    ),
     // autograd replays a differentiable view's op after its base's metadata
     // changed in place (unsqueeze_, as_strided_, set_), failing in that op's
     // checks; tpi does not replay views

@@ -3343,6 +3343,10 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
             let t = &mut it.m.tensors[me];
             t.grad_fn = None;
             t.requires_grad_flag = false;
+            // The analysis's input wrapper is a leaf now, as any detached
+            // tensor: an older view of it written in place is a view of a
+            // leaf for check_inplace.
+            t.analysis_input_grad = false;
             Ok(Value::Tensor(me))
         }
         other => Err(oe("other", format!("internal: no autograd rule `{other}`"))),
