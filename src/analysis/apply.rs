@@ -2397,7 +2397,22 @@ fn copy_of(
 ) -> OpResult<Value> {
     let m = &mut it.m;
     let t = &m.tensors[me];
-    let strides = shape::like_strides(t.sizes(), t.strides(), format, &mut m.sizes)?;
+    // `_to_copy` keeps a dense layout exactly (`empty_strided` with self's
+    // strides, size-1 dims' too) and gives another its dense permutation
+    // (`infer_dense_strides`); `clone` is torch._refs' (`like_strides`).
+    let strides = if op == "_to_copy" && format == MemoryFormat::Preserve {
+        if shape::is_non_overlapping_and_dense(t.sizes(), t.strides(), &mut m.sizes) {
+            t.strides().clone()
+        } else {
+            let me = shape::IterOperand {
+                sizes: t.sizes(),
+                strides: t.strides(),
+            };
+            shape::iterator_output_strides(t.sizes(), &[me], &mut m.sizes)?
+        }
+    } else {
+        shape::like_strides(t.sizes(), t.strides(), format, &mut m.sizes)?
+    };
     let meta = Meta {
         sizes: t.sizes().clone(),
         strides,
