@@ -619,13 +619,14 @@ pub fn collect(
         if let FlatOutput::Tensor(t) = o {
             out_ids.insert(*t, i);
             let tt = m.tensors[*t].clone();
-            *alias_count.entry(tt.alias_key).or_default() += 1;
+            let group = m.alias_group(*t);
+            *alias_count.entry(group).or_default() += 1;
             if tt.multi_output_view {
-                *multi_count.entry(tt.alias_key).or_default() += 1;
+                *multi_count.entry(group).or_default() += 1;
             }
             if m.requires_grad(*t) {
                 let key = (tt.sizes().clone(), tt.strides().clone(), tt.offset.clone());
-                let list = grad_by_key.entry(tt.alias_key).or_default();
+                let list = grad_by_key.entry(group).or_default();
                 if !list.iter().any(|(k, x)| *x == *t && *k == key) {
                     list.push((key, *t));
                 }
@@ -663,11 +664,12 @@ pub fn collect(
         let custom = grad_fn.is_some_and(|n| m.nodes[n].custom);
         let changed = tt.storage_changed;
         let requires_grad = m.requires_grad(t);
-        let count = alias_count.get(&storage).copied().unwrap_or(0);
-        let multi = multi_count.get(&storage).copied().unwrap_or(0);
+        let group = m.alias_group(t);
+        let count = alias_count.get(&group).copied().unwrap_or(0);
+        let multi = multi_count.get(&group).copied().unwrap_or(0);
         let key = (tt.sizes().clone(), tt.strides().clone(), tt.offset.clone());
         let identical_grad: Vec<TensorId> = grad_by_key
-            .get(&storage)
+            .get(&group)
             .map(|l| {
                 l.iter()
                     .filter(|(k, x)| *k == key && *x != t)

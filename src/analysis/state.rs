@@ -71,6 +71,11 @@ pub struct Machine {
     /// `reshape`/`contiguous()` decide between a view and a copy on the
     /// strides from before the write.
     pub python_geom: rustc_hash::FxHashMap<TensorId, SharedGeometry>,
+    /// The storage the output classification sees for a tensor whose
+    /// storage `set_()` swapped, and for the views made of it since: they
+    /// alias each other, and no input (`alias_key` stays the input's, for
+    /// `is_input`'s base).
+    pub set_alias: rustc_hash::FxHashMap<TensorId, StorageId>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -119,6 +124,7 @@ impl Machine {
             literals: Default::default(),
             view_entry: false,
             python_geom: Default::default(),
+            set_alias: Default::default(),
         }
     }
 
@@ -579,9 +585,18 @@ impl Machine {
             None
         };
         let version_now = self.versions[b.version];
-        // After set_(), the wrapper's views no longer alias anything an input owns.
+        // After set_(), the wrapper's views no longer alias anything an input
+        // owns; they share one storage with each other and with the wrapper
+        // itself (`set_alias`).
         let alias_key = if b.storage_changed {
-            self.new_storage(None)
+            match self.set_alias.get(&base) {
+                Some(&key) => key,
+                None => {
+                    let key = self.new_storage(None);
+                    self.set_alias.insert(base, key);
+                    key
+                }
+            }
         } else {
             b.alias_key
         };
@@ -1194,6 +1209,19 @@ impl Machine {
 
     pub fn numel(&self, id: TensorId) -> OpResult<SymInt> {
         self.sizes.prod(self.tensors[id].sizes())
+    }
+
+    /// The storage that counts `id` among the outputs' aliases: its
+    /// `alias_key`, or for a tensor moved by `set_()` the one its views share
+    /// (`set_alias`).
+    pub fn alias_group(&self, id: TensorId) -> StorageId {
+        let t = &self.tensors[id];
+        if t.storage_changed {
+            if let Some(&key) = self.set_alias.get(&id) {
+                return key;
+            }
+        }
+        t.alias_key
     }
 
     /// The sizes and strides Python code sees on `id` (`python_geom`).
