@@ -561,6 +561,11 @@ impl Machine {
         } else {
             CreationMeta::Default
         };
+        // The analysis makes every view a new functional wrapper; made under
+        // inference_mode it is an inference tensor, which carries no
+        // autograd view metadata: nothing later regenerates its history or
+        // checks how it was made (tests/oracle/inference_mode_views.tp).
+        let autograd_view = autograd_view && !(self.mode == Mode::Analysis && self.inference_mode);
         let view = if autograd_view {
             Some(match &b.view {
                 // A view of a view: the root base, and the stricter CreationMeta.
