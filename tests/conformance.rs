@@ -31,6 +31,13 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "stale_rank_decompositions.tp:grown_index_select",
         "stale size list indexing not modelled",
     ),
+    // F.linear of a symbolic batch and a static weight: PyTorch's output and
+    // its tangent carry a symbol for the weight's out features (3); why it
+    // is not specialised is not yet understood
+    (
+        "symbolic_matmul_saved.tp:sym_linear_fixed_weight",
+        "a symbol for a static weight size, not understood",
+    ),
     // A literal list index beside a tensor index whose values tpi does not
     // know: the kernel may fail first on the tensor's values, so tpi checks
     // the list only when every advanced index is a literal list.

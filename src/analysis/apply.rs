@@ -3944,6 +3944,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     if t.dtype.is_integral() {
                         if matches!(op.name, "logsumexp") {
                             DType::F32
+                        } else if matches!(op.name, "std" | "var") {
+                            // The analysis's decomposition computes in
+                            // float; eager's kernel refuses (std_var_out).
+                            if it.m.mode == Mode::Eager {
+                                return Err(oe("other", "std and var only support floating point and complex dtypes"));
+                            }
+                            DType::F32
                         } else {
                             return Err(oe("other", format!("{}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}", op.name, torch_type_name(t.dtype))));
                         }
@@ -3995,6 +4002,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "argmax" => {
             let t = need(&t, op)?;
+            if t.dtype == DType::Bool && it.m.mode == Mode::Eager {
+                return Err(oe("other", format!("\"{}_cpu\" not implemented for 'Bool'", op.name)));
+            }
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
             let keepdim = a.bool("keepdim")?;
             let sizes = if dims.is_none() && !keepdim { smallvec![] } else { reduce_dims(it, t, dims, keepdim)? };
@@ -4028,7 +4038,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let dtype = a.dtype("dtype")?.unwrap_or(t.dtype);
             if dtype.is_integral() {
-                return Err(oe("other", format!("\"softmax_lastdim_kernel_impl\" not implemented for '{}'", torch_type_name(dtype))));
+                // Eager's kernels refuse integers; the analysis's
+                // decompositions run, log_softmax's subtracting two bools.
+                if it.m.mode == Mode::Eager {
+                    return Err(oe("other", format!("\"{}_lastdim_kernel_impl\" not implemented for '{}'", op.name, torch_type_name(dtype))));
+                }
+                if op.name == "log_softmax" && dtype == DType::Bool {
+                    return Err(oe("other", "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."));
+                }
             }
             // Both decompositions (_softmax, _log_softmax) start with
             // x.contiguous(): a channels_last input gives a contiguous result
@@ -4052,6 +4069,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "topk" => {
             let t = need(&t, op)?;
+            if t.dtype == DType::Bool && it.m.mode == Mode::Eager {
+                return Err(oe("other", "\"topk_cpu\" not implemented for 'Bool'"));
+            }
             let nd = t.sizes().len();
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let k = a.sym("k")?;

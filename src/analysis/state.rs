@@ -396,13 +396,20 @@ impl Machine {
                     requires_grad: m.requires_grad(t),
                 })
             };
-            let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
-                return Ok(Some(node));
-            };
-            let saved = if base == "matmul" {
-                matmul_saved(&gx, &gw)
+            let (dx, dw) = (self.tensors[x].sizes().len(), self.tensors[w].sizes().len());
+            let saved = if (1..=2).contains(&dx) && (1..=2).contains(&dw) {
+                // dot, mv, mm: each operand saved when the other requires
+                // grad, whatever the sizes (symbolic ones too).
+                [self.requires_grad(w), self.requires_grad(x)]
             } else {
-                linear_saved(&gx, &gw)
+                let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
+                    return Ok(Some(node));
+                };
+                if base == "matmul" {
+                    matmul_saved(&gx, &gw)
+                } else {
+                    linear_saved(&gx, &gw)
+                }
             };
             for (t, keep, role) in [(x, saved[0], names[0]), (w, saved[1], names[1])] {
                 if keep {
@@ -686,13 +693,7 @@ impl Machine {
                 return Ok(());
             }
             let base = self.tensors[parent].geom.clone();
-            let step = shape::ViewStep {
-                op: self.tensors[child].origin_op.as_str(),
-                base_sizes: base.sizes(),
-                base_strides: base.strides(),
-                sizes: old.sizes(),
-                strides: old.strides(),
-            };
+            let step = view_step(self.tensors[child].origin_op.as_str(), &base, &old);
             match shape::view_inverse_strides(&step, strides, &mut self.sizes)? {
                 Some(next) => chain.push((parent, base, next)),
                 // A scatter into the base's value: no strides change.
@@ -706,14 +707,7 @@ impl Machine {
             if k + 1 == chain.len() {
                 parent_strides = inverse;
             } else {
-                let base = &chain[k + 1].1;
-                let step = shape::ViewStep {
-                    op: self.tensors[id].origin_op.as_str(),
-                    base_sizes: base.sizes(),
-                    base_strides: base.strides(),
-                    sizes: old.sizes(),
-                    strides: old.strides(),
-                };
+                let step = view_step(self.tensors[id].origin_op.as_str(), &chain[k + 1].1, &old);
                 parent_strides =
                     shape::view_replay_strides(&step, &parent_strides, &mut self.sizes)?
                         .unwrap_or(inverse);
@@ -1234,6 +1228,22 @@ impl Machine {
         self.python_geom
             .get(&id)
             .unwrap_or_else(|| self.tensors[id].geometry())
+    }
+}
+
+/// View op `op` as it made a view with geometry `view` of a base with
+/// geometry `base`.
+fn view_step<'a>(
+    op: &'a str,
+    base: &'a SharedGeometry,
+    view: &'a SharedGeometry,
+) -> shape::ViewStep<'a> {
+    shape::ViewStep {
+        op,
+        base_sizes: base.sizes(),
+        base_strides: base.strides(),
+        sizes: view.sizes(),
+        strides: view.strides(),
     }
 }
 
