@@ -76,6 +76,10 @@ pub struct Machine {
     /// alias each other, and no input (`alias_key` stays the input's, for
     /// `is_input`'s base).
     pub set_alias: rustc_hash::FxHashMap<TensorId, StorageId>,
+    /// Views made of a base whose metadata had changed in place: their view
+    /// chain includes that change (functionalization copies the base's view
+    /// metas when it makes a view). Few: such bases are rare.
+    pub made_after_metadata_change: rustc_hash::FxHashSet<TensorId>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -125,6 +129,7 @@ impl Machine {
             view_entry: false,
             python_geom: Default::default(),
             set_alias: Default::default(),
+            made_after_metadata_change: Default::default(),
         }
     }
 
@@ -519,6 +524,7 @@ impl Machine {
             is_inference: bool,
             storage: StorageId,
             multi_output_view: bool,
+            metadata_mutated: bool,
         }
         let b = {
             let t = &self.tensors[base];
@@ -530,6 +536,7 @@ impl Machine {
                 is_inference: t.is_inference,
                 storage: t.storage,
                 multi_output_view: t.multi_output_view,
+                metadata_mutated: t.metadata_mutated,
             }
         };
         if self.mode == Mode::Analysis
@@ -645,6 +652,9 @@ impl Machine {
             output_index: 0,
         });
         self.provenance.view(id, base);
+        if b.metadata_mutated {
+            self.made_after_metadata_change.insert(id);
+        }
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
             let node = self.add_node(static_node_name(op), base_fn, span);
@@ -746,17 +756,18 @@ impl Machine {
         if chain.len() < 2 {
             return Ok(());
         }
-        // The view metas in order: each view's own, then its metadata
-        // change (if any), from the base down.
+        // The view metas in order, from the base down: a metadata change of
+        // the view's base made before the view, then the view's own; last
+        // the written tensor's own metadata changes.
         let mut metas: smallvec::SmallVec<[bool; 8]> = smallvec::SmallVec::new();
-        for (k, &t) in chain.iter().rev().enumerate() {
-            let t = &self.tensors[t];
-            if k > 0 {
-                metas.push(t.origin_op.as_str() == "as_strided");
-            }
-            if t.metadata_mutated {
+        for &t in chain.iter().rev().skip(1) {
+            if self.made_after_metadata_change.contains(&t) {
                 metas.push(false);
             }
+            metas.push(self.tensors[t].origin_op.as_str() == "as_strided");
+        }
+        if self.tensors[target].metadata_mutated {
+            metas.push(false);
         }
         match metas.iter().skip(1).position(|&is_as_strided| is_as_strided) {
             Some(i) => Err(OpError::new(
