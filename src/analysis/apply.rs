@@ -3006,7 +3006,6 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
             if !common.is_integral() =>
         {
             let name = base.trim_start_matches("bitwise_").trim_start_matches('i');
-            let name = if name == "not" { "not" } else { name };
             not_built(&format!("bitwise_{name}_cpu"), common)
         }
         _ => None,
