@@ -625,7 +625,7 @@ pub fn collect(
                 *multi_count.entry(group).or_default() += 1;
             }
             if m.requires_grad(*t) {
-                let key = (tt.sizes().clone(), tt.strides().clone(), tt.offset.clone());
+                let key = metadata_key(m, *t);
                 let list = grad_by_key.entry(group).or_default();
                 if !list.iter().any(|(k, x)| *x == *t && *k == key) {
                     list.push((key, *t));
@@ -667,7 +667,7 @@ pub fn collect(
         let group = m.alias_group(t);
         let count = alias_count.get(&group).copied().unwrap_or(0);
         let multi = multi_count.get(&group).copied().unwrap_or(0);
-        let key = (tt.sizes().clone(), tt.strides().clone(), tt.offset.clone());
+        let key = metadata_key(m, t);
         let identical_grad: Vec<TensorId> = grad_by_key
             .get(&group)
             .map(|l| {
@@ -897,6 +897,18 @@ pub fn collect(
             None
         },
     })
+}
+
+/// `MetadataKey.make(o)` of the output classification: the sizes and
+/// strides the Python wrapper reports (`python_geom`: stale after `set_()`
+/// or a write), and the offset.
+fn metadata_key(m: &Machine, t: TensorId) -> (Dims, Dims, SymInt) {
+    let python = m.python_geometry(t);
+    (
+        python.sizes().clone(),
+        python.strides().clone(),
+        m.tensors[t].offset.clone(),
+    )
 }
 
 /// The events of a run by what they touch, so that each input finds its
