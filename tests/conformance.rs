@@ -10,12 +10,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "inplace_functional_strides.tp:old_view_after_base_zero",
         "views other than the written one are not replayed",
     ),
-    // unsqueeze of a tensor with a size whose hint is 1 specialises it in
-    // PyTorch (its meta decides size == 1); tpi specialises for pointwise ops.
-    (
-        "unit_size_specialisation.tp:unsqueeze_not_ret",
-        "unsqueeze's guard on a unit size not modelled",
-    ),
     // After set_() to a smaller rank, chunk/split/index_select's Python
     // decompositions index the stale size list and fail with Python's
     // IndexError; tpi reports the real rank's dim error.

@@ -2900,25 +2900,6 @@ fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpRes
     Ok(())
 }
 
-/// A pointwise op's decomposition asks its operands' contiguity, which
-/// decides `size == 1` for each symbolic size: a size whose hint is 0 or 1
-/// (`m - 4` with m = 5, the last piece of a split) is guarded to it, as
-/// PyTorch specialises 0 and 1. (A clone, a reduction or returning the
-/// tensor does not; tests/oracle/unit_size_specialisation.tp.)
-fn specialise_unit_sizes(it: &mut Interp, tensors: &[TensorId]) {
-    for &t in tensors {
-        if it.m.t(t).sizes().iter().all(|d| d.as_int().is_some()) {
-            continue;
-        }
-        let sizes = it.m.t(t).sizes().clone();
-        for size in sizes.iter().filter(|d| d.as_int().is_none()) {
-            if let Some(hint @ (0 | 1)) = it.m.sizes.env.hint(size) {
-                it.m.sizes.eq(size, &SymInt::int(hint));
-            }
-        }
-    }
-}
-
 /// The dtypes a pointwise kernel refuses although promotion gives them:
 /// eager's kernels are built for some dtypes only and fail with
 /// AT_DISPATCH's words, while the analysis runs the op's decomposition,
@@ -3884,7 +3865,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
         }
         if it.m.mode == Mode::Analysis && it.m.sizes.env.num_symbols() > 0 {
-            specialise_unit_sizes(it, &p.tensors);
+            for &t in &p.tensors {
+                it.m.specialise_unit_sizes(t);
+            }
         }
         if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
             return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));

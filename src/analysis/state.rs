@@ -552,6 +552,15 @@ impl Machine {
             )
             .help("make the view outside the inference_mode block, or clone inside it"));
         }
+        if self.mode == Mode::Analysis
+            && matches!(
+                op,
+                "unsqueeze" | "expand" | "expand_as" | "broadcast_to" | "alias"
+            )
+            && self.sizes.env.num_symbols() > 0
+        {
+            self.specialise_unit_sizes(base);
+        }
         if std::mem::take(&mut self.view_entry)
             && self.mode == Mode::Analysis
             && self.inference_mode
@@ -965,6 +974,25 @@ impl Machine {
                 }
             }
             cur = parent;
+        }
+    }
+
+    /// PyTorch specialises a symbolic size whose hint is 0 or 1 (`m - 4`
+    /// with m = 5, the last piece of a split) to it when something decides
+    /// `size == 1` on it: a pointwise op's decomposition (its operands'
+    /// contiguity), and the views unsqueeze, expand and alias. A clone, a
+    /// reduction, returning the tensor, or transposing, selecting or
+    /// slicing it do not (tests/oracle/unit_size_specialisation.tp).
+    /// Analysis only (its guards are the answer's).
+    pub fn specialise_unit_sizes(&mut self, t: TensorId) {
+        if self.tensors[t].sizes().iter().all(|d| d.as_int().is_some()) {
+            return;
+        }
+        let sizes = self.tensors[t].sizes().clone();
+        for size in sizes.iter().filter(|d| d.as_int().is_none()) {
+            if let Some(hint @ (0 | 1)) = self.sizes.env.hint(size) {
+                self.sizes.eq(size, &SymInt::int(hint));
+            }
         }
     }
 
