@@ -553,11 +553,11 @@ impl Machine {
             .help("make the view outside the inference_mode block, or clone inside it"));
         }
         if self.mode == Mode::Analysis
+            && self.sizes.env.num_symbols() > 0
             && matches!(
                 op,
                 "unsqueeze" | "expand" | "expand_as" | "broadcast_to" | "alias"
             )
-            && self.sizes.env.num_symbols() > 0
         {
             self.specialise_unit_sizes(base);
         }
