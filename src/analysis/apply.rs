@@ -562,14 +562,7 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
             if let Value::Tensor(t) = v {
                 let dtype = it.m.t(*t).dtype;
                 if !dtype.is_integral() {
-                    return Err(err(
-                        "other",
-                        format!(
-                            "{which}: Expected {what} to have an integral dtype. Got torch.{}",
-                            dtype.name()
-                        ),
-                        span,
-                    ));
+                    return Err(op_error(shift_dtype_error(which, what, dtype), span));
                 }
             }
         }
@@ -1064,20 +1057,18 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 meta.offset = o.clone();
             }
             if it.m.mode == Mode::Eager {
-                let available = it.m.storages[t.storage]
-                    .nbytes
-                    .as_ref()
-                    .and_then(|n| n.as_int());
-                let needed =
-                    crate::analysis::state::extent(&meta.sizes, &meta.strides, &meta.offset)
-                        .map(|e| e * t.dtype.itemsize());
-                if let (Some(have), Some(need)) = (available, needed) {
-                    if need > have {
-                        return Err(oe(
-                            "other",
-                            format!("setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(&meta.sizes), show(&meta.strides), meta.offset, t.dtype.itemsize()),
-                        ));
-                    }
+                let overrun = it.m.storage_overrun(
+                    t.storage,
+                    &meta.sizes,
+                    &meta.strides,
+                    &meta.offset,
+                    t.dtype,
+                );
+                if let Some((need, have)) = overrun {
+                    return Err(oe(
+                        "other",
+                        format!("setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(&meta.sizes), show(&meta.strides), meta.offset, t.dtype.itemsize()),
+                    ));
                 }
             }
         }
@@ -1181,9 +1172,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if parts.is_empty() {
                 return Err(oe("other", "unflatten: sizes must be non-empty"));
             }
-            let parts = shape::infer_size(&parts, &t.sizes()[d], &mut it.m.sizes).map_err(|_| {
-                oe("other", format!("unflatten: Provided sizes {} don't multiply up to the size of dim {} ({}) in the input tensor", show(&parts), d, t.sizes()[d]))
-            })?;
+            let parts = unflatten_parts(it, &parts, d, &t.sizes()[d])?;
             let mut sizes = Dims::from(&t.sizes()[..d]);
             sizes.extend(parts);
             sizes.extend(t.sizes()[d + 1..].iter().cloned());
@@ -2537,10 +2526,9 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
 /// a write, `Machine::replace_value`): the usual rule, which reads them.
 fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>> {
     let me = a.tensor("self")?;
-    let sizes = it.m.python_geometry(me).sizes().clone();
-    if sizes == *it.m.t(me).sizes() {
+    let Some(sizes) = it.m.stale_python_sizes(me).cloned() else {
         return Ok(None);
-    }
+    };
     let Some(shape) = flatten_shape(it, a, &sizes)? else {
         return Ok(Some(Value::Tensor(me)));
     };
@@ -2569,11 +2557,9 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
     let Value::Tensor(me) = a.get("self") else {
         return Ok(());
     };
-    let me = *me;
-    let sizes = it.m.python_geometry(me).sizes().clone();
-    if sizes == *it.m.t(me).sizes() {
+    let Some(sizes) = it.m.stale_python_sizes(*me).cloned() else {
         return Ok(());
-    }
+    };
     let rank = sizes.len();
     if op.name == "narrow" && rank == 0 {
         return Err(oe("other", "narrow() cannot be applied to a 0-dim tensor."));
@@ -2582,24 +2568,25 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
         for d in a.opt_dims(it, name)?.unwrap_or_default() {
             let d = shape::wrap_dim(d, rank)?;
             if op.name == "unflatten" {
-                let wanted = a.syms("sizes")?;
-                let product = it.m.sizes.prod(&wanted)?;
-                if wanted.iter().all(|s| s.as_int() != Some(-1))
-                    && !it.m.sizes.eq(&product, &sizes[d])
-                {
-                    return Err(oe(
-                        "other",
-                        format!(
-                            "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
-                            show(&wanted),
-                            sizes[d]
-                        ),
-                    ));
-                }
+                unflatten_parts(it, &a.syms("sizes")?, d, &sizes[d])?;
             }
         }
     }
     Ok(())
+}
+
+/// unflatten's sizes for dim `dim` of size `size`, a -1 inferred
+/// (`infer_size_dv`), or its words when they do not multiply up to it.
+fn unflatten_parts(it: &mut Interp, parts: &[SymInt], dim: usize, size: &SymInt) -> OpResult<Dims> {
+    shape::infer_size(parts, size, &mut it.m.sizes).map_err(|_| {
+        oe(
+            "other",
+            format!(
+                "unflatten: Provided sizes {} don't multiply up to the size of dim {dim} ({size}) in the input tensor",
+                show(parts)
+            ),
+        )
+    })
 }
 
 /// The shape native `flatten(start_dim, end_dim)` makes of `sizes` (a 0-d
@@ -2634,12 +2621,10 @@ fn flatten_shape(it: &mut Interp, a: &Args, sizes: &[SymInt]) -> OpResult<Option
 /// which a write does not update (`Machine::python_geom`). Sizes made stale
 /// by `set_()` are left out: PyTorch's answers there mix both.
 fn decomposition_geometry(m: &crate::analysis::state::Machine, me: TensorId) -> SharedGeometry {
-    let real = m.tensors[me].geometry();
-    let python = m.python_geometry(me);
-    if m.mode == Mode::Analysis && python.sizes() == real.sizes() {
-        python.clone()
+    if m.mode == Mode::Analysis && m.stale_python_sizes(me).is_none() {
+        m.python_geometry(me).clone()
     } else {
-        real.clone()
+        m.tensors[me].geometry().clone()
     }
 }
 
@@ -2900,6 +2885,24 @@ fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpRes
     Ok(())
 }
 
+/// torch._refs' shift ops refuse a floating-point operand (`what`: the
+/// "input tensor" or the "shift value") under the analysis.
+fn shift_dtype_error(which: &str, what: &str, dtype: DType) -> OpError {
+    oe(
+        "other",
+        format!(
+            "{which}: Expected {what} to have an integral dtype. Got torch.{}",
+            dtype.name()
+        ),
+    )
+}
+
+/// sub_check's and torch._refs' words for subtracting two bool tensors.
+const SUBTRACT_TWO_BOOLS: &str = "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.";
+
+/// The words for negating a bool tensor (neg_check, and torch._refs.neg).
+const NEGATE_BOOL: &str = "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.";
+
 /// The dtypes a pointwise kernel refuses although promotion gives them:
 /// eager's kernels are built for some dtypes only and fail with
 /// AT_DISPATCH's words, while the analysis runs the op's decomposition,
@@ -2943,16 +2946,16 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
             let name = if base == "fix" { "trunc" } else { base };
             not_built(&format!("{name}_vml_cpu"), own)
         }
-        "logsigmoid" if own == DType::Bool && !eager => Some(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")),
+        "logsigmoid" if own == DType::Bool && !eager => Some(oe("other", NEGATE_BOOL)),
         "gelu" | "silu" | "mish" | "softplus" | "hardsigmoid" | "hardswish" | "logsigmoid"
             if own.is_integral() =>
         {
             let kernel = match base {
-                "gelu" => "GeluKernelImpl",
-                "logsigmoid" => "log_sigmoid_cpu",
-                other => return not_built(&format!("{other}_cpu"), own),
+                "gelu" => "GeluKernelImpl".to_string(),
+                "logsigmoid" => "log_sigmoid_cpu".to_string(),
+                other => format!("{other}_cpu"),
             };
-            not_built(kernel, own)
+            not_built(&kernel, own)
         }
         "elu" | "selu" if own.is_integral() => {
             not_built("elu_cpu", own).or_else(|| Some(cast("input_scale")))
@@ -2962,24 +2965,21 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
         }
         "floor_divide" if common == DType::Bool => not_built("div_floor_cpu", common)
             .or_else(|| Some(oe("other", "torch.bool not supported for floor_divide"))),
-        "remainder" | "fmod" if common == DType::Bool => {
-            not_built(&format!("{base}_cpu"), common)
-        }
+        "remainder" | "fmod" if common == DType::Bool => not_built(&format!("{base}_cpu"), common),
         "pow" if common == DType::Bool => not_built("pow", common),
-        "ilshift" | "irshift" if !own.is_integral() && !eager => {
-            let which = base.trim_start_matches('i');
-            Some(oe(
-                "other",
-                format!(
-                    "{which}: Expected input tensor to have an integral dtype. Got torch.{}",
-                    own.name()
-                ),
-            ))
-        }
-        "bitwise_left_shift" | "lshift" | "ilshift" if common == DType::Bool || !common.is_integral() => {
+        "ilshift" | "irshift" if !own.is_integral() && !eager => Some(shift_dtype_error(
+            base.trim_start_matches('i'),
+            "input tensor",
+            own,
+        )),
+        "bitwise_left_shift" | "lshift" | "ilshift"
+            if common == DType::Bool || !common.is_integral() =>
+        {
             not_built("lshift_cpu", common)
         }
-        "bitwise_right_shift" | "rshift" | "irshift" if common == DType::Bool || !common.is_integral() => {
+        "bitwise_right_shift" | "rshift" | "irshift"
+            if common == DType::Bool || !common.is_integral() =>
+        {
             not_built("rshift_cpu", common)
         }
         "bitwise_and" | "bitwise_or" | "bitwise_xor" | "bitwise_not" | "and" | "or" | "xor"
@@ -3851,7 +3851,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 |v: &Value| matches!(v, Value::Tensor(t) if it.m.t(*t).dtype == DType::Bool);
             let (x, y) = (is_bool(a.get("self")), is_bool(a.get("other")));
             if x && y {
-                return Err(oe("other", "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."));
+                return Err(oe("other", SUBTRACT_TWO_BOOLS));
             }
             if (x || y) && it.m.mode == Mode::Eager {
                 return Err(oe("other", "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
@@ -3870,7 +3870,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
         }
         if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
-            return Err(oe("other", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
+            return Err(oe("other", NEGATE_BOOL));
         }
         if p.tensors.is_empty() {
             return Err(oe(
@@ -4026,7 +4026,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     return Err(oe("other", format!("\"{}_lastdim_kernel_impl\" not implemented for '{}'", op.name, torch_type_name(dtype))));
                 }
                 if op.name == "log_softmax" && dtype == DType::Bool {
-                    return Err(oe("other", "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."));
+                    return Err(oe("other", SUBTRACT_TWO_BOOLS));
                 }
             }
             // Both decompositions (_softmax, _log_softmax) start with

@@ -700,19 +700,13 @@ impl Machine {
         // and the strides the inverses give its new value.
         let mut chain: Vec<(TensorId, SharedGeometry, Dims)> =
             vec![(target, self.tensors[target].geom.clone(), strides)];
-        // Parents are made before their views, so the walk ends; the limit
-        // only bounds it.
-        for _ in 0..10_000 {
-            let (child, old, strides) = &chain[chain.len() - 1];
-            let (child, old) = (*child, old.clone());
-            let Some(parent) = self.provenance.parent(child) else {
-                break;
-            };
+        for (child, parent) in self.view_parents(target) {
             if self.tensors[parent].storage != self.tensors[child].storage {
                 return Ok(());
             }
+            let (_, old, strides) = &chain[chain.len() - 1];
             let base = self.tensors[parent].geom.clone();
-            let step = view_step(self.tensors[child].origin_op.as_str(), &base, &old);
+            let step = view_step(self.tensors[child].origin_op.as_str(), &base, old);
             match shape::view_inverse_strides(&step, strides, &mut self.sizes)? {
                 Some(next) => chain.push((parent, base, next)),
                 // A scatter into the base's value: no strides change.
@@ -750,17 +744,11 @@ impl Machine {
     pub fn check_as_strided_chain(&self, target: TensorId) -> OpResult<()> {
         // The chain from `target` up to the base, `target` first.
         let mut chain: smallvec::SmallVec<[TensorId; 4]> = smallvec::smallvec![target];
-        let mut cur = target;
-        // Parents are made before their views, so the walk ends; the limit
-        // only bounds it.
-        for _ in 0..10_000 {
-            match self.provenance.parent(cur) {
-                Some(parent) if self.tensors[parent].storage == self.tensors[cur].storage => {
-                    chain.push(parent);
-                    cur = parent;
-                }
-                _ => break,
+        for (child, parent) in self.view_parents(target) {
+            if self.tensors[parent].storage != self.tensors[child].storage {
+                break;
             }
+            chain.push(parent);
         }
         if chain.len() < 2 {
             return Ok(());
@@ -799,41 +787,63 @@ impl Machine {
     /// have refused fails there (tests/oracle/random/regress_eager_misc.tp).
     /// Analysis only.
     pub fn check_scatter_bounds(&self, target: TensorId) -> OpResult<()> {
-        let mut cur = target;
-        // Parents are made before their views, so the walk ends; the limit
-        // only bounds it.
-        for _ in 0..10_000 {
-            let Some(parent) = self.provenance.parent(cur) else {
-                return Ok(());
-            };
-            let t = &self.tensors[cur];
-            if t.origin_op.as_str() == "as_strided" {
-                let available = self.storages[t.storage]
-                    .nbytes
-                    .as_ref()
-                    .and_then(|n| n.as_int());
-                let needed = extent(t.sizes(), t.strides(), &t.offset)
-                    .and_then(|e| e.checked_mul(t.dtype.itemsize()));
-                if let (Some(have), Some(need)) = (available, needed) {
-                    if need > have {
-                        return Err(OpError::new(
-                            "other",
-                            format!(
-                                "as_strided_scatter: sizes {}, strides {}, storage offset {}  and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}",
-                                shape::show(t.sizes()),
-                                shape::show(t.strides()),
-                                t.offset,
-                                t.dtype.itemsize()
-                            ),
-                        )
-                        .label(t.origin, "the as_strided view, past its base's storage")
-                        .help("eager refuses this view when it is made; keep as_strided within the tensor's storage"));
-                    }
-                }
+        for (view, _) in self.view_parents(target) {
+            let t = &self.tensors[view];
+            if t.origin_op.as_str() != "as_strided" {
+                continue;
             }
-            cur = parent;
+            let overrun =
+                self.storage_overrun(t.storage, t.sizes(), t.strides(), &t.offset, t.dtype);
+            if let Some((need, have)) = overrun {
+                return Err(OpError::new(
+                    "other",
+                    format!(
+                        "as_strided_scatter: sizes {}, strides {}, storage offset {}  and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}",
+                        shape::show(t.sizes()),
+                        shape::show(t.strides()),
+                        t.offset,
+                        t.dtype.itemsize()
+                    ),
+                )
+                .label(t.origin, "the as_strided view, past its base's storage")
+                .help("eager refuses this view when it is made; keep as_strided within the tensor's storage"));
+            }
         }
         Ok(())
+    }
+
+    /// The bytes a layout of `dtype` elements needs from `storage` and the
+    /// bytes it has, when it needs more than it has (both known): what
+    /// `as_strided` checks (`setStorage` in eager, `as_strided_scatter` in
+    /// the analysis).
+    pub fn storage_overrun(
+        &self,
+        storage: StorageId,
+        sizes: &[SymInt],
+        strides: &[SymInt],
+        offset: &SymInt,
+        dtype: DType,
+    ) -> Option<(i64, i64)> {
+        let have = self.storages[storage].nbytes.as_ref()?.as_int()?;
+        let need = extent(sizes, strides, offset)?.checked_mul(dtype.itemsize())?;
+        (need > have).then_some((need, have))
+    }
+
+    /// The views from `t` up through the tensors they were made from, as
+    /// `(view, parent)` pairs, `t`'s first, up to a tensor no view op made.
+    /// Parents are made before their views, so the walk ends; the bound
+    /// only limits it.
+    fn view_parents(&self, t: TensorId) -> smallvec::SmallVec<[(TensorId, TensorId); 4]> {
+        let mut steps = smallvec::SmallVec::new();
+        let mut cur = t;
+        while steps.len() < 10_000 {
+            let Some(parent) = self.provenance.parent(cur) else {
+                break;
+            };
+            steps.push((cur, parent));
+            cur = parent;
+        }
+        steps
     }
 
     /// autograd's `check_inplace` (and `handle_view_on_rebase`) for an in-place op
@@ -957,23 +967,11 @@ impl Machine {
     /// `select`, do not (tests/oracle/random/regress_symbolic_sizes.tp);
     /// a tensor above the unbound one keeps its symbols.
     fn specialise_unbind_base(&mut self, target: TensorId) {
-        let mut cur = target;
-        // Parents are made before their views, so the walk ends; the limit
-        // only bounds it.
-        for _ in 0..10_000 {
-            let Some(parent) = self.provenance.parent(cur) else {
-                return;
-            };
-            let t = &self.tensors[cur];
+        for (view, parent) in self.view_parents(target) {
+            let t = &self.tensors[view];
             if t.multi_output_view && t.origin_op.as_str() == "unbind" {
-                let sizes = self.tensors[parent].sizes().clone();
-                for size in sizes.iter().filter(|s| s.as_int().is_none()) {
-                    if let Some(hint) = self.sizes.env.hint(size) {
-                        self.sizes.eq(size, &SymInt::int(hint));
-                    }
-                }
+                self.guard_sizes_to_hints(parent, |_| true);
             }
-            cur = parent;
         }
     }
 
@@ -985,12 +983,18 @@ impl Machine {
     /// slicing it do not (tests/oracle/unit_size_specialisation.tp).
     /// Analysis only (its guards are the answer's).
     pub fn specialise_unit_sizes(&mut self, t: TensorId) {
+        self.guard_sizes_to_hints(t, |hint| hint == 0 || hint == 1);
+    }
+
+    /// Guards each symbolic size of `t` whose hint `which` accepts to that
+    /// hint, as a guard PyTorch installs specialises it.
+    fn guard_sizes_to_hints(&mut self, t: TensorId, which: impl Fn(i64) -> bool) {
         if self.tensors[t].sizes().iter().all(|d| d.as_int().is_some()) {
             return;
         }
         let sizes = self.tensors[t].sizes().clone();
         for size in sizes.iter().filter(|d| d.as_int().is_none()) {
-            if let Some(hint @ (0 | 1)) = self.sizes.env.hint(size) {
+            if let Some(hint) = self.sizes.env.hint(size).filter(|&h| which(h)) {
                 self.sizes.eq(size, &SymInt::int(hint));
             }
         }
@@ -1260,6 +1264,14 @@ impl Machine {
             }
         }
         t.alias_key
+    }
+
+    /// The sizes Python code sees on `id` when they are not the kernels'
+    /// (`python_geom` after `set_()`; a write leaves them and changes only
+    /// strides).
+    pub fn stale_python_sizes(&self, id: TensorId) -> Option<&Dims> {
+        let python = self.python_geom.get(&id)?.sizes();
+        (python != self.tensors[id].sizes()).then_some(python)
     }
 
     /// The sizes and strides Python code sees on `id` (`python_geom`).
