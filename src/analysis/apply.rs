@@ -1013,7 +1013,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
             match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? {
                 Some(strides) => {
-                    meta.sizes = sizes;
+                    meta.sizes =
+                        shape::ref_view_sizes(t.sizes(), Some(t.strides()), sizes, &mut it.m.sizes)?;
                     meta.strides = strides;
                 }
                 None => {
@@ -1494,7 +1495,10 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
             }
             tsize = size.clone();
         }
-        if !it.m.sizes.eq(&size, &tsize) {
+        if it.m.sizes.eq(&size, &tsize) {
+            // The requested size, as PyTorch's expand keeps it.
+            size = tsize;
+        } else {
             if !it.m.sizes.eq_int(&size, 1) {
                 return Err(oe(
                     "expand",
@@ -2635,6 +2639,8 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
     let geom = decomposition_geometry(m, me);
     match shape::compute_stride(geom.sizes(), geom.strides(), &sizes, &mut m.sizes)? {
         Some(strides) => {
+            let sizes =
+                shape::ref_view_sizes(geom.sizes(), Some(geom.strides()), sizes, &mut m.sizes)?;
             let meta = Meta {
                 sizes,
                 strides,
@@ -2646,6 +2652,7 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
             ))
         }
         None => {
+            let sizes = shape::ref_view_sizes(geom.sizes(), None, sizes, &mut m.sizes)?;
             let meta = it.m.contiguous_meta(sizes, dtype)?;
             let out =
                 it.m.op_result(meta, "_unsafe_view", &[("self", Some(me))], span)?;
@@ -2831,6 +2838,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         it.m.check_as_strided_chain(me)
             .map_err(|e| op_error(e, span))?;
         it.m.check_scatter_bounds(me)
+            .map_err(|e| op_error(e, span))?;
+        it.m.check_unfold_inverse(me)
             .map_err(|e| op_error(e, span))?;
         it.m.replace_value(me, strides)
             .map_err(|e| op_error(e, span))?;
@@ -3182,6 +3191,9 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 .flatten()
                 .unwrap_or(MemoryFormat::Contiguous);
             let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
+            if op.rule == "resize" {
+                it.m.resize_storage_for(me, &sizes)?;
+            }
             Meta {
                 sizes,
                 strides,

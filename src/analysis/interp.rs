@@ -111,6 +111,29 @@ impl<'a> Env<'a> {
     }
 }
 
+/// The tensors a function's variables hold, in lists and tuples too: the
+/// ones Python keeps alive (`resize_()` reads them:
+/// `Machine::bound_tensors`).
+fn bound_tensors(env: &Env) -> Vec<TensorId> {
+    fn walk(v: &Value, out: &mut Vec<TensorId>, depth: usize) {
+        match v {
+            Value::Tensor(t) => out.push(*t),
+            Value::Tuple(items) if depth < 32 => {
+                items.iter().for_each(|i| walk(i, out, depth + 1));
+            }
+            Value::List(items) if depth < 32 => {
+                items.borrow().iter().for_each(|i| walk(i, out, depth + 1));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (_, v) in env.iter() {
+        walk(v, &mut out, 0);
+    }
+    out
+}
+
 /// An op's bound arguments, one per parameter (few: kept in place).
 pub type ArgValues = smallvec::SmallVec<[Value; 5]>;
 
@@ -700,6 +723,14 @@ impl<'a> Interp<'a> {
                 let mut kw = Vec::with_capacity(keywords.len());
                 for k in keywords {
                     kw.push((k.name.name.clone(), self.eval(env, &k.value)?));
+                }
+                let resizes = match (&method, &f) {
+                    (Some((_, op, _)), _) => op.name == "resize_",
+                    (None, Value::Op { name, .. }) => &**name == "resize_",
+                    _ => false,
+                };
+                if resizes {
+                    self.m.bound_tensors = bound_tensors(env);
                 }
                 let v = match method {
                     Some((t, op, spelling)) => {

@@ -80,6 +80,15 @@ pub struct Machine {
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
     pub made_after_metadata_change: rustc_hash::FxHashSet<TensorId>,
+    /// Tensors whose `resize_()` grew their storage in the analysis:
+    /// functionalization gave each a storage of its own whose fake data
+    /// lives on the meta device, so a view of it fails
+    /// (`FunctionalTensorWrapper::maybe_replace_storage`). Few.
+    pub grown_by_resize: rustc_hash::FxHashSet<TensorId>,
+    /// The tensors the running function's variables hold, taken just
+    /// before a `resize_()` call: another view of the storage among them
+    /// keeps the functional storage shared, and a growing resize fails.
+    pub bound_tensors: Vec<TensorId>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -130,6 +139,8 @@ impl Machine {
             python_geom: Default::default(),
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
+            grown_by_resize: Default::default(),
+            bound_tensors: Vec::new(),
         }
     }
 
@@ -539,6 +550,14 @@ impl Machine {
                 metadata_mutated: t.metadata_mutated,
             }
         };
+        if self.mode == Mode::Analysis && self.grown_by_resize.contains(&base) {
+            return Err(OpError::new(
+                "other",
+                "Attempted to set the storage of a tensor on device \"cpu\" to a storage on different device \"meta\".  This is no longer allowed; the devices must match.",
+            )
+            .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()`")
+            .help("PyTorch's analysis cannot view a tensor after `resize_()` grew it: clone it first (`y = y.clone()`), or allocate it at its final size"));
+        }
         if self.mode == Mode::Analysis
             && self.inference_mode
             && !b.is_inference
@@ -779,6 +798,102 @@ impl Machine {
             .help("write to the base instead, or make as_strided the first view of the base")),
             None => Ok(()),
         }
+    }
+
+    /// `resize_()` to `sizes` (contiguous, at the tensor's offset): when the
+    /// storage must grow it does, and the analysis
+    /// (`resize__functionalization`, `maybe_replace_storage`) refuses a
+    /// view, or gives the tensor a storage of its own (`grown_by_resize`).
+    /// Another wrapper of the storage held by a variable of the running
+    /// function also makes PyTorch refuse (the storage's use count); those
+    /// of the functions that called it are not looked at. Sizes not all
+    /// known: nothing.
+    pub fn resize_storage_for(&mut self, target: TensorId, sizes: &[SymInt]) -> OpResult<()> {
+        let t = &self.tensors[target];
+        let (Some(offset), Some(have)) = (
+            t.offset.as_int(),
+            self.storages[t.storage]
+                .nbytes
+                .as_ref()
+                .and_then(SymInt::as_int),
+        ) else {
+            return Ok(());
+        };
+        let mut numel: i64 = 1;
+        for s in sizes {
+            let Some(n) = s.as_int() else { return Ok(()) };
+            numel = numel.saturating_mul(n);
+        }
+        let need = offset
+            .saturating_add(numel)
+            .saturating_mul(t.dtype.itemsize());
+        if numel == 0 || need <= have {
+            return Ok(());
+        }
+        let storage = t.storage;
+        if self.mode == Mode::Analysis {
+            let is_view = self
+                .view_parents(target)
+                .first()
+                .is_some_and(|&(_, parent)| self.tensors[parent].storage == storage);
+            // Another wrapper of the storage that Python holds: its view
+            // (or base) keeps the storage's use count above one.
+            let shared = std::mem::take(&mut self.bound_tensors)
+                .into_iter()
+                .any(|t| t != target && self.tensors[t].storage == storage);
+            if is_view || shared {
+                return Err(OpError::new(
+                    "other",
+                    "Attempted to resize a view tensor to a larger size. This is not allowed in the functionalization pass",
+                )
+                .help("resize the base tensor, or clone the view first"));
+            }
+            self.grown_by_resize.insert(target);
+        }
+        self.storages[storage].nbytes = Some(SymInt::int(need));
+        Ok(())
+    }
+
+    /// A data write through an `unfold` view whose windows overlap (size
+    /// greater than step) reaches its base through `unfold_inverse`, which
+    /// refuses it (`FunctionalInverses::unfold_inverse`): whether or not
+    /// the base is read again. Eager writes through such views.
+    /// Analysis only (tests/oracle/unfold_writes.tp).
+    pub fn check_unfold_inverse(&self, target: TensorId) -> OpResult<()> {
+        for (view, parent) in self.view_parents(target) {
+            let (v, p) = (&self.tensors[view], &self.tensors[parent]);
+            if v.storage != p.storage {
+                break;
+            }
+            if v.origin_op.as_str() != "unfold" {
+                continue;
+            }
+            // The window is the last dim; the step is the unfolded dim's
+            // stride over the base's stride there.
+            let nd = p.sizes().len();
+            let (Some(size), Some(last)) = (v.sizes().last(), v.strides().last()) else {
+                continue;
+            };
+            let Some(size) = size.as_int() else { continue };
+            let dim =
+                (0..nd).find(|&d| v.sizes()[d] != p.sizes()[d] || v.strides()[d] != p.strides()[d]);
+            let step = match dim {
+                None => 1,
+                Some(d) => match (v.strides()[d].as_int(), last.as_int()) {
+                    (Some(outer), Some(inner)) if inner != 0 => outer / inner,
+                    _ => continue,
+                },
+            };
+            if size > step {
+                return Err(OpError::new(
+                    "other",
+                    "While executing unfold, functionalization encountered a tensor being mutated that has internal overlap. When using torch.compile (or running functionalization directly), this is banned as the behavior is not well defined. Consider cloning the tensor before mutating it, or removing the mutation from your model.",
+                )
+                .label(v.origin, "the overlapping windows")
+                .help("clone the unfolded view before writing to it, or write to the base"));
+            }
+        }
+        Ok(())
     }
 
     /// A data write through an `as_strided` view reaches its base through

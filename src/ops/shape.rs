@@ -425,6 +425,76 @@ pub fn suggest_memory_format(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes
 
 /// c10's `computeStride`: the strides of a view of (`old_sizes`, `old_strides`)
 /// with `new_sizes`, or None when no view can express it.
+/// The sizes `view` gives when the tensor's sizes are symbolic. PyTorch's
+/// fake tensors then run `torch._refs`' `_reshape_view_helper` rather than
+/// the C++ kernel, and its result keeps the input's size expressions where
+/// a requested length equals the size already there (a dim it skips), and
+/// makes new ones for the dims it splits or merges: `(n + 2)//3` viewed as
+/// `2` stays `(n + 2)//3`, a dynamic dim. `sizes` is the requested shape,
+/// its -1 inferred; the element counts are known to agree. `old_strides`
+/// `None`: the input is a contiguous copy. Static inputs give `sizes` back.
+pub fn ref_view_sizes(
+    old_sizes: &[SymInt],
+    old_strides: Option<&[SymInt]>,
+    sizes: Dims,
+    s: &mut Sizes,
+) -> OpResult<Dims> {
+    if !old_sizes.iter().any(SymInt::is_symbolic) {
+        return Ok(sizes);
+    }
+    let numel = s.prod(old_sizes)?;
+    if s.eq_int(&numel, 0) || old_sizes.is_empty() || sizes.is_empty() {
+        return Ok(sizes);
+    }
+    if old_strides.is_none_or(|strides| is_contiguous(old_sizes, strides, s)) {
+        // nd_to_1d and 1d_to_2d are `as_strided` calls.
+        if sizes.len() == 1 && old_sizes.len() > 1 {
+            return Ok(smallvec![numel]);
+        }
+        if sizes.len() == 2 && old_sizes.len() == 1 {
+            return Ok(sizes);
+        }
+    }
+    let mut a: Dims = old_sizes.into();
+    let mut idx = 0;
+    for length in &sizes {
+        if idx >= a.len() {
+            // A tail unsqueeze: split_dim(last, size) adds a 1.
+            a.push(SymInt::int(1));
+            idx += 1;
+            continue;
+        }
+        if s.eq(length, &a[idx]) {
+            idx += 1;
+            continue;
+        }
+        let mut accum = a[idx].clone();
+        let mut end = idx;
+        // By the hints, with no guard recorded: the element counts agree,
+        // so the merge ends where `view` itself would have it end.
+        while end + 1 < a.len() && s.env.hint(&accum.modulo(length)?).is_some_and(|r| r != 0) {
+            end += 1;
+            accum = s.mul(&accum, &a[end])?;
+        }
+        if end != idx {
+            a.drain(idx + 1..=end);
+            a[idx] = accum.clone();
+        }
+        if !s.eq(&accum, length) {
+            let inner = s.floordiv(&accum, length)?;
+            a[idx] = length.clone();
+            a.insert(idx + 1, inner);
+        }
+        idx += 1;
+    }
+    // The tail squeezes.
+    a.truncate(idx);
+    if a.len() != sizes.len() {
+        return Ok(sizes);
+    }
+    Ok(a)
+}
+
 pub fn compute_stride(
     old_sizes: &[SymInt],
     old_strides: &[SymInt],
