@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential run: random programs -> oracle (torch 2.7.1) vs tpi, per function.
 
-    run.py [--seeds S1,S2] [--files N] [--per-file K] [--jobs J] [--no-gen] [--no-oracle]
+    run.py [--seeds S1,S2] [--files N] [--per-file K] [--jobs J] [--no-gen] [--no-oracle] [--gen gen2.py]
     run.py reduce FILE.tp FUNC 'CLASS' ['CLASS'...] [-o OUT.tp]
     run.py regress
 
@@ -10,7 +10,7 @@ The default command:
 2. the oracle writes gen/seed_S/gen_NNN.json beside each file (one process per file, J at
    a time; a file whose .json is newer than its .tp is not rerun; --no-oracle skips this
    step entirely);
-3. tpi (target/release/tpi, built beforehand) checks each file; when it fails on a file as a
+3. tpi (target/release/tpi, built beforehand, or $TPI_BIN) checks each file; when it fails on a file as a
    whole (a crash), each function is checked alone;
 4. each function is compared with tp_compare.diff; gen/results.json keeps every function's
    diff lines (and, for mismatches, the source, both sides' errors and a heuristic root
@@ -45,7 +45,7 @@ ORACLE = os.path.abspath(os.path.join(ROOT, "..", "shared", "oracle", "tp_oracle
 if not os.path.exists(ORACLE):
     ORACLE = "/work/shared/oracle/tp_oracle.py"
 TORCH_PY = os.path.join(ROOT, ".venv-torch", "bin", "python")
-TPI = os.path.join(ROOT, "target", "release", "tpi")
+TPI = os.environ.get("TPI_BIN") or os.path.join(ROOT, "target", "release", "tpi")
 
 sys.path.insert(0, os.path.dirname(ORACLE))
 from tp_compare import diff  # noqa: E402
@@ -59,8 +59,25 @@ def run_oracle(path):
     return path, (p.stderr[-2000:] if p.returncode else None)
 
 
+def is_entry_def(text):
+    """A def whose every parameter is annotated with Tensor(...) or has a default (LANGUAGE.md)."""
+    try:
+        fn = ast.parse(text).body[0]
+    except (SyntaxError, IndexError):
+        return True
+    if not isinstance(fn, ast.FunctionDef):
+        return True
+    args = fn.args.args
+    first_default = len(args) - len(fn.args.defaults)
+    return all(i >= first_default or (isinstance(a.annotation, ast.Call) and isinstance(a.annotation.func, ast.Name)
+                                      and a.annotation.func.id == "Tensor") for i, a in enumerate(args))
+
+
 def split_functions(source):
-    """(header, [(name, text)]) of a generated file: each def up to the next top-level line."""
+    """(header, [(name, text)]) of a generated file: each def up to the next top-level line.
+
+    A helper def (not an entry) is kept with the entry that follows it (gen2.py places each
+    helper right before the entry that calls it), so that each entry's text runs on its own."""
     blocks, header, cur = [], [], None
     for line in source.splitlines(keepends=True):
         if line.startswith("def "):
@@ -71,7 +88,15 @@ def split_functions(source):
         else:
             header.append(line)
             cur = None
-    return "".join(header), [(n, "".join(b)) for n, b in blocks]
+    out, pending = [], ""
+    for n, b in blocks:
+        text = "".join(b)
+        if not is_entry_def(text):
+            pending += text
+            continue
+        out.append((n, pending + text))
+        pending = ""
+    return "".join(header), out
 
 
 def run_tpi_source(source, timeout=60):
@@ -239,11 +264,12 @@ def compare(exp, act):
     return full, meta, eager
 
 
-def run_dir(gdir, args):
+def run_dir(gdir, args, seed=None):
     """Generates (unless --no-gen), runs the oracle and tpi over one directory; the per-function results."""
-    seed = os.path.basename(gdir).split("_", 1)[-1]
+    if seed is None:
+        seed = os.path.basename(gdir).split("_", 1)[-1]
     if not args.no_gen:
-        subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--seed", seed, "--files",
+        subprocess.run([sys.executable, os.path.join(HERE, getattr(args, "gen", "gen.py")), "--seed", seed, "--files",
                         str(args.files), "--per-file", str(args.per_file), "--out", gdir], check=True,
                        stdout=subprocess.DEVNULL)
     paths = sorted(os.path.join(gdir, f) for f in os.listdir(gdir) if re.fullmatch(r"gen_\d+\.tp", f))
@@ -509,6 +535,10 @@ def regress_main(argv):
     sys.exit(1 if bad else 0)
 
 
+# generator -> prefix of its seed directories and summary files under gen/
+GEN_PREFIX = {"gen.py": "", "gen2.py": "w_"}
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "reduce":
         try:
@@ -519,17 +549,21 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "regress":
         return regress_main(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", default="0", help="comma-separated; each seed S uses gen/seed_S/")
+    ap.add_argument("--seeds", default="0", help="comma-separated; each seed S uses gen/seed_S/ (gen/PREFIXseed_S/)")
+    ap.add_argument("--gen", default="gen.py",
+                    help="the generator (in this folder): gen.py (default: gen/seed_S/, gen/results.json, "
+                         "gen/summary.txt) or gen2.py (gen/w_seed_S/, gen/w_results.json, gen/w_summary.txt)")
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--per-file", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-gen", action="store_true")
     ap.add_argument("--no-oracle", action="store_true")
     args = ap.parse_args()
+    prefix = GEN_PREFIX.get(args.gen, os.path.splitext(os.path.basename(args.gen))[0] + "_")
     results = []
     for seed in args.seeds.split(","):
-        results += run_dir(os.path.join(GEN, f"seed_{seed}"), args)
-    json.dump(results, open(os.path.join(GEN, "results.json"), "w"), indent=1)
+        results += run_dir(os.path.join(GEN, f"{prefix}seed_{seed}"), args, seed)
+    json.dump(results, open(os.path.join(GEN, f"{prefix}results.json"), "w"), indent=1)
     n = len(results)
     ok = sum(1 for r in results if not r["diff"])
     meta_ok = sum(1 for r in results if r["meta_ok"])
@@ -559,7 +593,7 @@ def main():
         lines.append(f"  {len(rs):4d}  {c}    e.g. {ex['file']}:{ex['name']}")
     text = "\n".join(lines)
     print(text)
-    open(os.path.join(GEN, "summary.txt"), "w").write(text + "\n")
+    open(os.path.join(GEN, f"{prefix}summary.txt"), "w").write(text + "\n")
 
 
 if __name__ == "__main__":
