@@ -334,6 +334,7 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
             let named = named_inputs(&a);
             it.m.record_history(saved_variant(&a), false, &named, &outs, span)
                 .map_err(|e| op_error(e, span))?;
+            mark_reduce_not_differentiable(it, &a, outs[0]);
             // Integer outputs (indices) never require grad: detach them from the node.
             for &o in &outs {
                 if !it.m.tensors[o].dtype.can_require_grad() {
@@ -345,6 +346,21 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
             } else {
                 Value::tuple(outs.into_iter().map(Value::Tensor).collect())
             })
+        }
+    }
+}
+
+/// `scatter(..., reduce=...)` is the `scatter.reduce` / `scatter.value_reduce`
+/// overload, which has no derivative: backward through it fails
+/// ("derivative for aten::scatter is not implemented").
+fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
+    if a.op.name.trim_end_matches('_') == "scatter" && matches!(a.get("reduce"), Value::Str(_)) {
+        if let Some(node) = it.m.tensors[out].grad_fn {
+            it.m.nodes[node].not_implemented = Some(if a.op.name.ends_with('_') {
+                "aten::scatter_"
+            } else {
+                "aten::scatter"
+            });
         }
     }
 }
@@ -2830,6 +2846,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let name = OpTable::get().inplace_name(op.name);
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
+    mark_reduce_not_differentiable(it, &a, me);
     if it.m.mode == Mode::Analysis {
         let strides = match strides {
             Some(strides) => strides,
@@ -3286,7 +3303,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 None => None,
             };
             if let Some(node) = node {
-                it.m.nodes[node].not_implemented = true;
+                it.m.nodes[node].not_implemented = Some("set_");
                 if let Some(view) = view {
                     it.m.rebase_view_history(me, view.base, node, base_fn, span);
                 }
@@ -4654,8 +4671,16 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
     }
 }
 
+/// `at::native::einsum` (Linear.cpp), a CompositeImplicit op, as the ops
+/// it calls: each operand's repeated labels become diagonals, missing
+/// labels unsqueezed dims, and a permute aligns the dims (output labels
+/// first, then the contracted ones); the operands are then contracted left
+/// to right (no `opt_einsum` in the oracle's environment) by
+/// `sumproduct_pair`: a `mul`, or permute + reshape + `bmm` + `view` +
+/// permute, so the result may be a view of the `bmm` (the autograd graph,
+/// saved tensors, views and strides are those ops').
 fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
-    let _ = span;
+    const ELLIPSIS: u8 = 52;
     let eq = match a.get("equation") {
         Value::Str(s) => s.to_string(),
         _ => {
@@ -4665,7 +4690,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             ))
         }
     };
-    let ops: Vec<TensorId> = match a.get("operands") {
+    let operands: Vec<TensorId> = match a.get("operands") {
         Value::Tensor(t) => vec![*t],
         v => v
             .sequence()
@@ -4680,100 +4705,481 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             })
             .collect::<OpResult<_>>()?,
     };
-    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
-    let (lhs, rhs) = match eq.split_once("->") {
-        Some((l, r)) => (l.to_string(), Some(r.to_string())),
-        None => (eq.clone(), None),
+    if operands.is_empty() {
+        return Err(oe("other", "einsum(): must provide at least one operand"));
+    }
+    let num_ops = operands.len();
+    let subscript = |c: u8| -> u8 {
+        if c.is_ascii_uppercase() {
+            c - b'A'
+        } else {
+            c - b'a' + 26
+        }
     };
-    let terms: Vec<&str> = lhs.split(',').collect();
-    if terms.len() != ops.len() {
+    let label_char = |s: u8| -> char {
+        if s < 26 {
+            (b'A' + s) as char
+        } else {
+            (b'a' + s - 26) as char
+        }
+    };
+    let bytes = eq.as_bytes();
+    let arrow = eq.find("->");
+    let lhs = &bytes[..arrow.unwrap_or(bytes.len())];
+    // The labels of each operand, ELLIPSIS for `...`.
+    let mut op_labels: Vec<Vec<u8>> = vec![Vec::new(); num_ops];
+    let mut ell_in_input = false;
+    let mut curr = 0usize;
+    let mut i = 0usize;
+    while i < lhs.len() {
+        match lhs[i] {
+            b' ' => {}
+            b'.' => {
+                if ell_in_input {
+                    return Err(oe("other", format!("einsum(): found '.' for operand {curr} for which an ellipsis was already found")));
+                }
+                if !(i + 2 < lhs.len() && lhs[i + 1] == b'.' && lhs[i + 2] == b'.') {
+                    return Err(oe("other", format!("einsum(): found '.' for operand {curr} that is not part of any ellipsis")));
+                }
+                i += 2;
+                op_labels[curr].push(ELLIPSIS);
+                ell_in_input = true;
+            }
+            b',' => {
+                curr += 1;
+                if curr >= num_ops {
+                    return Err(oe("other", "einsum(): fewer operands were provided than specified in the equation"));
+                }
+                ell_in_input = false;
+            }
+            c if c.is_ascii_alphabetic() => op_labels[curr].push(subscript(c)),
+            _ => return Err(oe("other", format!("einsum(): invalid subscript given at index {i} in the equation string, subscripts must be in [a-zA-Z]"))),
+        }
+        i += 1;
+    }
+    if curr != num_ops - 1 {
         return Err(oe(
             "other",
-            format!(
-                "einsum(): {} operands were provided but the equation specifies {}",
-                ops.len(),
-                terms.len()
-            ),
+            "einsum(): more operands were provided than specified in the equation",
         ));
     }
-    let mut sizes: Vec<(char, SymInt)> = Vec::new();
-    let mut counts: Vec<(char, usize)> = Vec::new();
-    for (term, &t) in terms.iter().zip(&ops) {
-        if term.contains("...") {
+    let mut label_count = [0usize; 52];
+    let mut ell_num_dim = 0usize;
+    for (k, (labels, &t)) in op_labels.iter().zip(&operands).enumerate() {
+        let ndims = it.m.t(t).sizes().len();
+        let has_ellipsis = labels.contains(&ELLIPSIS);
+        let nlabels = labels.len() - usize::from(has_ellipsis);
+        for &l in labels {
+            if l != ELLIPSIS {
+                label_count[usize::from(l)] += 1;
+            }
+        }
+        if has_ellipsis && nlabels <= ndims {
+            ell_num_dim = ell_num_dim.max(ndims - nlabels);
+        }
+        let ok = if has_ellipsis {
+            nlabels <= ndims
+        } else {
+            nlabels == ndims
+        };
+        if !ok {
             return Err(oe(
-                "unsupported",
-                "einsum with `...` is not supported by tpi yet",
+                "other",
+                format!(
+                    "einsum(): the number of subscripts in the equation ({nlabels}) {} the number of dimensions ({ndims}) for operand {k}{}",
+                    if has_ellipsis { "is more than" } else { "does not match" },
+                    if has_ellipsis { "" } else { " and no ellipsis was given" }
+                ),
             ));
         }
-        let ts = it.m.t(t).sizes().clone();
-        if term.chars().count() != ts.len() {
-            return Err(oe("other", format!("einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand", term.len(), ts.len())));
-        }
-        for (c, s) in term.chars().zip(ts) {
-            match sizes.iter().find(|(k, _)| *k == c) {
-                Some((_, prev)) => {
-                    let prev = prev.clone();
-                    if !it.m.sizes.eq(&prev, &s)
-                        && !it.m.sizes.eq_int(&s, 1)
-                        && !it.m.sizes.eq_int(&prev, 1)
-                    {
-                        return Err(oe("other", format!("einsum(): operands do not broadcast with remapped shapes (original->remapped): subscript {c} has size {s} and {prev}")));
-                    }
-                    if it.m.sizes.eq_int(&prev, 1) {
-                        sizes.retain(|(k, _)| *k != c);
-                        sizes.push((c, s));
-                    }
+    }
+    // Where each label goes in the aligned shape: the output's dims first.
+    let mut label_perm: [Option<usize>; 52] = [None; 52];
+    let mut perm_index = 0usize;
+    let mut ell_index = 0usize;
+    let mut ell_in_output = false;
+    match arrow {
+        None => {
+            perm_index = ell_num_dim;
+            ell_in_output = true;
+            for l in 0..52 {
+                if label_count[l] == 1 {
+                    label_perm[l] = Some(perm_index);
+                    perm_index += 1;
                 }
-                None => sizes.push((c, s)),
             }
-            match counts.iter_mut().find(|(k, _)| *k == c) {
-                Some(e) => e.1 += 1,
-                None => counts.push((c, 1)),
+        }
+        Some(at) => {
+            let rhs = &bytes[at + 2..];
+            let mut i = 0usize;
+            while i < rhs.len() {
+                match rhs[i] {
+                    b' ' => {}
+                    b'.' => {
+                        if ell_in_output {
+                            return Err(oe("other", "einsum(): found '.' for output but an ellipsis (...) was already found"));
+                        }
+                        if !(i + 2 < rhs.len() && rhs[i + 1] == b'.' && rhs[i + 2] == b'.') {
+                            return Err(oe("other", "einsum(): found '.' for output that is not part of any ellipsis (...)"));
+                        }
+                        i += 2;
+                        ell_index = perm_index;
+                        perm_index += ell_num_dim;
+                        ell_in_output = true;
+                    }
+                    c if c.is_ascii_alphabetic() => {
+                        let l = usize::from(subscript(c));
+                        if label_count[l] == 0 || label_perm[l].is_some() {
+                            let why = if label_perm[l].is_some() {
+                                "appears more than once in the output"
+                            } else {
+                                "does not appear in the equation for any input operand"
+                            };
+                            return Err(oe("other", format!("einsum(): output subscript {} {why}", c as char)));
+                        }
+                        label_perm[l] = Some(perm_index);
+                        perm_index += 1;
+                    }
+                    _ => return Err(oe("other", format!("einsum(): invalid subscript given at index {} in the equation string, subscripts must be in [a-zA-Z]", lhs.len() + 2 + i))),
+                }
+                i += 1;
             }
         }
     }
-    let rhs_chars: Option<Vec<char>> = rhs.map(|r| r.chars().collect());
-    let out_chars = out_chars_for(&rhs_chars, &counts);
-    let mut out = Dims::new();
-    for c in out_chars {
-        match sizes.iter().find(|(k, _)| *k == c) {
-            Some((_, s)) => out.push(s.clone()),
-            None => return Err(oe("other", format!("einsum(): output subscript {c} does not appear in the equation for any input operand"))),
+    let out_num_dim = perm_index;
+    if !ell_in_output {
+        ell_index = perm_index;
+        perm_index += ell_num_dim;
+    }
+    for l in 0..52 {
+        if label_count[l] > 0 && label_perm[l].is_none() {
+            label_perm[l] = Some(perm_index);
+            perm_index += 1;
         }
     }
-    // A single operand merely permuted: torch.einsum returns a view (permute).
-    if ops.len() == 1 {
-        let input: Vec<char> = terms[0].chars().collect();
-        let mut distinct = input.clone();
-        distinct.sort();
-        distinct.dedup();
-        let output: Vec<char> = out_chars_for(&rhs_chars, &counts);
-        if distinct.len() == input.len()
-            && output.len() == input.len()
-            && output.iter().all(|c| input.contains(c))
-        {
-            let perm: Vec<Value> = output
+    let call = |it: &mut Interp, name: &str, args: Values| -> OpResult<TensorId> {
+        match it.call_op(name, args, Vec::new(), span) {
+            Ok(Value::Tensor(t)) => Ok(t),
+            Ok(_) => Err(oe(
+                "other",
+                format!("internal: einsum's {name} made no tensor"),
+            )),
+            Err(d) => Err(OpError::new(d.code, d.message)),
+        }
+    };
+    let int = |v: usize| Value::int(v as i64);
+    let ints = |v: &[usize]| Value::tuple(v.iter().map(|&d| Value::int(d as i64)).collect());
+    // Align every operand to the permuted shape.
+    let mut label_size: Vec<SymInt> = vec![SymInt::int(1); 52];
+    let mut ell_sizes: Vec<SymInt> = vec![SymInt::int(1); ell_num_dim];
+    let mut dim_counts = vec![0usize; perm_index];
+    let mut ops: std::collections::VecDeque<TensorId> = std::collections::VecDeque::new();
+    for (k, (labels, &operand)) in op_labels.iter().zip(&operands).enumerate() {
+        let mut op = operand;
+        let mut permutation: Vec<Option<usize>> = vec![None; perm_index];
+        let mut dim = 0usize;
+        for &l in labels {
+            if l == ELLIPSIS {
+                let ndim = it.m.t(operand).sizes().len() + 1 - labels.len();
+                for j in ell_num_dim - ndim..ell_num_dim {
+                    let size = it.m.t(op).sizes()[dim].clone();
+                    if !it.m.sizes.eq_int(&size, 1) {
+                        let prev = ell_sizes[j].clone();
+                        if !(it.m.sizes.eq_int(&prev, 1) || it.m.sizes.eq(&prev, &size)) {
+                            return Err(oe("other", format!("einsum(): dimension {dim} covered by ellipsis in operand {k}has size {size} which does not broadcast with previously seen ellipsis with size {prev} for the respective dimension")));
+                        }
+                        ell_sizes[j] = size;
+                        dim_counts[ell_index + j] += 1;
+                    }
+                    permutation[ell_index + j] = Some(dim);
+                    dim += 1;
+                }
+                continue;
+            }
+            let at = label_perm[usize::from(l)].unwrap_or(0);
+            match permutation[at] {
+                None => {
+                    let size = it.m.t(op).sizes()[dim].clone();
+                    if !it.m.sizes.eq_int(&size, 1) {
+                        let prev = label_size[usize::from(l)].clone();
+                        if !(it.m.sizes.eq_int(&prev, 1) || it.m.sizes.eq(&prev, &size)) {
+                            return Err(oe("other", format!("einsum(): subscript {} has size {size} for operand {k} which does not broadcast with previously seen size {prev}", label_char(l))));
+                        }
+                        label_size[usize::from(l)] = size;
+                        dim_counts[at] += 1;
+                    }
+                    permutation[at] = Some(dim);
+                    dim += 1;
+                }
+                Some(prev_dim) => {
+                    // A repeated label: the diagonal, moved to the first one's place.
+                    let sizes = it.m.t(op).sizes().clone();
+                    if !it.m.sizes.eq(&sizes[dim], &sizes[prev_dim]) {
+                        return Err(oe("other", format!("einsum(): subscript {} is repeated for operand {k} but the sizes don't match, {} != {}", label_char(l), sizes[dim], sizes[prev_dim])));
+                    }
+                    let d = call(
+                        it,
+                        "diagonal",
+                        smallvec::smallvec![Value::Tensor(op), int(0), int(prev_dim), int(dim)],
+                    )?;
+                    op = call(
+                        it,
+                        "movedim",
+                        smallvec::smallvec![Value::Tensor(d), Value::int(-1), int(prev_dim)],
+                    )?;
+                }
+            }
+        }
+        let mut perm = Vec::with_capacity(perm_index);
+        for p in permutation {
+            match p {
+                Some(d) => perm.push(d),
+                None => {
+                    op = call(
+                        it,
+                        "unsqueeze",
+                        smallvec::smallvec![Value::Tensor(op), int(dim)],
+                    )?;
+                    perm.push(dim);
+                    dim += 1;
+                }
+            }
+        }
+        ops.push_back(call(
+            it,
+            "permute",
+            smallvec::smallvec![Value::Tensor(op), ints(&perm)],
+        )?);
+    }
+    // Contract left to right.
+    while ops.len() > 1 {
+        let (Some(mut x), Some(mut y)) = (ops.pop_front(), ops.pop_front()) else {
+            break;
+        };
+        let mut sum_dims = Vec::new();
+        let (mut x_sum, mut y_sum) = (Vec::new(), Vec::new());
+        for dim in out_num_dim..perm_index {
+            let xs = it.m.t(x).sizes()[dim].clone();
+            let ys = it.m.t(y).sizes()[dim].clone();
+            let (x1, y1) = (it.m.sizes.eq_int(&xs, 1), it.m.sizes.eq_int(&ys, 1));
+            if !x1 && !y1 {
+                dim_counts[dim] = dim_counts[dim].saturating_sub(1);
+                if dim_counts[dim] == 1 {
+                    sum_dims.push(dim);
+                    dim_counts[dim] = 0;
+                }
+            } else if dim_counts[dim] == 1 {
+                if !x1 {
+                    x_sum.push(dim);
+                    dim_counts[dim] = 0;
+                } else if !y1 {
+                    y_sum.push(dim);
+                    dim_counts[dim] = 0;
+                }
+            }
+        }
+        if !x_sum.is_empty() {
+            x = call(
+                it,
+                "sum",
+                smallvec::smallvec![Value::Tensor(x), ints(&x_sum), Value::Bool(true)],
+            )?;
+        }
+        if !y_sum.is_empty() {
+            y = call(
+                it,
+                "sum",
+                smallvec::smallvec![Value::Tensor(y), ints(&y_sum), Value::Bool(true)],
+            )?;
+        }
+        ops.push_front(sumproduct_pair(it, x, y, &sum_dims, span)?);
+    }
+    let mut result = ops.pop_front().unwrap_or(operands[0]);
+    if perm_index > out_num_dim {
+        if num_ops > 1 {
+            let sizes: Vec<Value> = it.m.t(result).sizes()[..out_num_dim]
                 .iter()
-                .map(|c| Value::int(input.iter().position(|x| x == c).unwrap_or(0) as i64))
+                .map(|s| Value::Int(s.clone()))
                 .collect();
-            let v = it
-                .call_op(
-                    "permute",
-                    smallvec::smallvec![Value::Tensor(ops[0]), Value::tuple(perm)],
-                    Vec::new(),
-                    span,
-                )
-                .map_err(|d| OpError::new(d.code, d.message))?;
-            return Ok((vec![], Some(v)));
+            result = call(
+                it,
+                "view",
+                smallvec::smallvec![Value::Tensor(result), Value::tuple(sizes)],
+            )?;
+        } else {
+            let dims: Vec<usize> = (out_num_dim..perm_index).collect();
+            result = call(
+                it,
+                "sum",
+                smallvec::smallvec![Value::Tensor(result), ints(&dims)],
+            )?;
         }
     }
-    let mut dtype = it.m.t(ops[0]).dtype;
-    for &o in &ops[1..] {
-        dtype = DType::promote(dtype, it.m.t(o).dtype);
+    Ok((vec![], Some(Value::Tensor(result))))
+}
+
+/// `sumproduct_pair(left, right, sum_dims, keepdim=true)` of Linear.cpp:
+/// `mul` when nothing is summed, else the operands permuted to
+/// (both, left only, summed) x (both, summed, right only), reshaped, `bmm`,
+/// and the product viewed back and permuted to the operands' dim order.
+fn sumproduct_pair(
+    it: &mut Interp,
+    left: TensorId,
+    right: TensorId,
+    sum_dims: &[usize],
+    span: Span,
+) -> OpResult<TensorId> {
+    let call = |it: &mut Interp, name: &str, args: Values| -> OpResult<TensorId> {
+        match it.call_op(name, args, Vec::new(), span) {
+            Ok(Value::Tensor(t)) => Ok(t),
+            Ok(_) => Err(oe(
+                "other",
+                format!("internal: einsum's {name} made no tensor"),
+            )),
+            Err(d) => Err(OpError::new(d.code, d.message)),
+        }
+    };
+    let ints = |v: &[usize]| Value::tuple(v.iter().map(|&d| Value::int(d as i64)).collect());
+    if sum_dims.is_empty() {
+        return call(
+            it,
+            "mul",
+            smallvec::smallvec![Value::Tensor(left), Value::Tensor(right)],
+        );
     }
-    let dtype = autocast_dtype(it, "einsum").unwrap_or(dtype);
-    let meta = it.m.contiguous_meta(out, dtype)?;
-    Ok((vec![meta], None))
+    let (mut left, mut right) = (left, right);
+    let dim = it.m.t(left).sizes().len();
+    if dim != it.m.t(right).sizes().len() {
+        return Err(oe("other", "number of dimensions must match"));
+    }
+    let (mut lro, mut lo, mut ro) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut lro_size, mut lo_size, mut ro_size, mut sum_size) = (
+        SymInt::int(1),
+        SymInt::int(1),
+        SymInt::int(1),
+        SymInt::int(1),
+    );
+    for i in 0..dim {
+        let ls = it.m.t(left).sizes()[i].clone();
+        let rs = it.m.t(right).sizes()[i].clone();
+        let sl = !it.m.sizes.eq_int(&ls, 1);
+        let sr = !it.m.sizes.eq_int(&rs, 1);
+        if sum_dims.contains(&i) {
+            if sl && sr {
+                if !it.m.sizes.eq(&ls, &rs) {
+                    return Err(oe("other", "non-broadcast dimensions must match"));
+                }
+                sum_size = it.m.sizes.mul(&sum_size, &ls)?;
+            } else if sl {
+                left = call(
+                    it,
+                    "sum",
+                    smallvec::smallvec![
+                        Value::Tensor(left),
+                        Value::int(i as i64),
+                        Value::Bool(true)
+                    ],
+                )?;
+            } else if sr {
+                right = call(
+                    it,
+                    "sum",
+                    smallvec::smallvec![
+                        Value::Tensor(right),
+                        Value::int(i as i64),
+                        Value::Bool(true)
+                    ],
+                )?;
+            }
+        } else if sl && sr {
+            if !it.m.sizes.eq(&ls, &rs) {
+                return Err(oe("other", "non-broadcast dimensions must match"));
+            }
+            lro.push(i);
+            lro_size = it.m.sizes.mul(&lro_size, &ls)?;
+        } else if sl {
+            lo.push(i);
+            lo_size = it.m.sizes.mul(&lo_size, &ls)?;
+        } else {
+            ro.push(i);
+            ro_size = it.m.sizes.mul(&ro_size, &rs)?;
+        }
+    }
+    let mut out_size: Vec<Value> = Vec::new();
+    for &d in lro.iter().chain(&lo) {
+        out_size.push(Value::Int(it.m.t(left).sizes()[d].clone()));
+    }
+    out_size.extend(sum_dims.iter().map(|_| Value::int(1)));
+    for &d in &ro {
+        out_size.push(Value::Int(it.m.t(right).sizes()[d].clone()));
+    }
+    let lperm: Vec<usize> = lro
+        .iter()
+        .chain(&lo)
+        .chain(sum_dims)
+        .chain(&ro)
+        .copied()
+        .collect();
+    let rperm: Vec<usize> = lro
+        .iter()
+        .chain(sum_dims)
+        .chain(&ro)
+        .chain(&lo)
+        .copied()
+        .collect();
+    let mut operm = vec![0usize; lperm.len()];
+    for (i, &d) in lro.iter().chain(&lo).chain(sum_dims).chain(&ro).enumerate() {
+        operm[d] = i;
+    }
+    let l = call(
+        it,
+        "permute",
+        smallvec::smallvec![Value::Tensor(left), ints(&lperm)],
+    )?;
+    let l = call(
+        it,
+        "reshape",
+        smallvec::smallvec![
+            Value::Tensor(l),
+            Value::tuple(vec![
+                Value::Int(lro_size.clone()),
+                Value::Int(lo_size),
+                Value::Int(sum_size.clone())
+            ])
+        ],
+    )?;
+    let r = call(
+        it,
+        "permute",
+        smallvec::smallvec![Value::Tensor(right), ints(&rperm)],
+    )?;
+    let r = call(
+        it,
+        "reshape",
+        smallvec::smallvec![
+            Value::Tensor(r),
+            Value::tuple(vec![
+                Value::Int(lro_size),
+                Value::Int(sum_size),
+                Value::Int(ro_size)
+            ])
+        ],
+    )?;
+    let product = call(
+        it,
+        "bmm",
+        smallvec::smallvec![Value::Tensor(l), Value::Tensor(r)],
+    )?;
+    let viewed = call(
+        it,
+        "view",
+        smallvec::smallvec![Value::Tensor(product), Value::tuple(out_size)],
+    )?;
+    call(
+        it,
+        "permute",
+        smallvec::smallvec![Value::Tensor(viewed), ints(&operm)],
+    )
 }
 
 /// Under the analysis these ops' range checks come from Python meta
@@ -4819,22 +5225,6 @@ fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: T
         Ok(p) => it.m.sizes.eq(&t1.strides()[i], &p),
         Err(_) => false,
     })
-}
-
-/// The output subscripts of an einsum: explicit, or the letters used once, sorted.
-fn out_chars_for(rhs: &Option<Vec<char>>, counts: &[(char, usize)]) -> Vec<char> {
-    match rhs {
-        Some(r) => r.clone(),
-        None => {
-            let mut v: Vec<char> = counts
-                .iter()
-                .filter(|(_, n)| *n == 1)
-                .map(|(c, _)| *c)
-                .collect();
-            v.sort();
-            v
-        }
-    }
 }
 
 fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {

@@ -218,6 +218,31 @@ pub fn call_builtin(
                     )),
                 },
                 ("float", Value::Bool(b)) => Ok(Value::Float(*b as i64 as f64)),
+                // Python's float("inf"), float("-inf"), float("nan"), float("1.5").
+                ("float", Value::Str(text)) => text
+                    .trim()
+                    .replace('_', "")
+                    .parse::<f64>()
+                    .map(Value::Float)
+                    .map_err(|_| {
+                        err(
+                            "value",
+                            format!("could not convert string to float: '{text}'"),
+                            span,
+                        )
+                    }),
+                ("int", Value::Str(text)) => text
+                    .trim()
+                    .replace('_', "")
+                    .parse::<i64>()
+                    .map(Value::int)
+                    .map_err(|_| {
+                        err(
+                            "value",
+                            format!("invalid literal for int() with base 10: '{text}'"),
+                            span,
+                        )
+                    }),
                 ("bool", _) => Ok(Value::Bool(it.truthy(&v, span)?)),
                 _ => Err(err(
                     "type",

@@ -577,7 +577,9 @@ pub struct Node {
     /// The node reads inference tensors saved for backward.
     pub saves_inference: bool,
     /// Backward through this node raises "derivative for … is not implemented".
-    pub not_implemented: bool,
+    /// Backward through this node fails: the op's name as PyTorch's
+    /// "derivative for NAME is not implemented" spells it.
+    pub not_implemented: Option<&'static str>,
     /// A CopySlices node whose view has elements that share memory (a
     /// stride 0 over a size above 1, as `expand` makes): its backward writes
     /// the gradient into that view, which `copy_` refuses.

@@ -102,16 +102,13 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
-        if node.not_implemented {
+        if let Some(op) = node.not_implemented {
             return EagerPrediction {
                 forward_error: None,
                 backward_error: Some(
                     Diagnostic::error(
                         "other",
-                        format!(
-                            "derivative for {} is not implemented",
-                            node.name.trim_end_matches("Backward0").to_lowercase()
-                        ),
+                        format!("derivative for {op} is not implemented"),
                         node.span,
                     )
                     .with_label("backward cannot go through this op")

@@ -251,7 +251,7 @@ impl Machine {
             custom: false,
             span,
             saves_inference: false,
-            not_implemented: false,
+            not_implemented: None,
             overlapping_view: false,
         })
     }
@@ -1435,7 +1435,7 @@ struct OpFacts {
     /// The op's name without its overload (`max` of `max.dim`).
     base: &'static str,
     node: &'static str,
-    not_implemented: bool,
+    not_implemented: Option<&'static str>,
     row: Option<&'static OpSaves>,
 }
 

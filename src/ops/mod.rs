@@ -169,6 +169,33 @@ fn class_of(text: &str) -> (OpClass, bool) {
     }
 }
 
+/// The derived in-place ops that are also `torch.` functions
+/// (`torch.relu_(x)`; `torch.add_` is not one). `F.relu_` is the only
+/// `torch.nn.functional` one.
+const TORCH_INPLACE_FUNCTIONS: &[&str] = &[
+    "abs_",
+    "clamp_",
+    "clamp_min_",
+    "clamp_max_",
+    "relu_",
+    "sigmoid_",
+    "tanh_",
+    "exp_",
+    "log_",
+    "log1p_",
+    "sqrt_",
+    "rsqrt_",
+    "neg_",
+    "sin_",
+    "cos_",
+    "floor_",
+    "ceil_",
+    "round_",
+    "trunc_",
+    "reciprocal_",
+    "square_",
+];
+
 impl OpTable {
     fn build() -> OpTable {
         let mut ops = Vec::new();
@@ -203,12 +230,13 @@ impl OpTable {
                     .map(|s| &*Box::leak(format!("{s}_").into_boxed_str()))
                     .collect();
                 if !names.is_empty() {
+                    let first = names[0];
                     ops.push(OpDef {
-                        name: names[0],
+                        name: first,
                         spellings: names,
                         method: true,
-                        torch_fn: false,
-                        functional_fn: false,
+                        torch_fn: TORCH_INPLACE_FUNCTIONS.contains(&first),
+                        functional_fn: first == "relu_",
                         inductor: false,
                         class: OpClass::InplaceData,
                         has_inplace: false,

@@ -739,9 +739,13 @@ pub fn composite_of(op: &str) -> Option<&'static str> {
 
 /// Ops of the core set whose result, when it requires grad, has a node that
 /// raises at backward ("derivative for aten::NAME is not implemented").
-pub fn backward_not_implemented(op: &str) -> bool {
+pub fn backward_not_implemented(op: &str) -> Option<&'static str> {
     let base = op.split('.').next().unwrap_or(op);
-    matches!(base, "floor_divide" | "floor_divide_")
+    match base {
+        "floor_divide" => Some("aten::floor_divide"),
+        "floor_divide_" => Some("aten::floor_divide_"),
+        _ => None,
+    }
 }
 
 /// The resolved list: the positions of the inputs and the indices of the
@@ -1278,9 +1282,9 @@ mod tests {
         assert_eq!(composite_of("mul"), None);
         assert!(saved_for_backward("norm.nuc", false).unwrap().is_empty());
         assert_eq!(saved_for_backward("norm.fro", false).unwrap().len(), 2);
-        assert!(backward_not_implemented("floor_divide"));
-        assert!(backward_not_implemented("floor_divide_.Scalar"));
-        assert!(!backward_not_implemented("remainder"));
+        assert!(backward_not_implemented("floor_divide").is_some());
+        assert!(backward_not_implemented("floor_divide_.Scalar").is_some());
+        assert!(backward_not_implemented("remainder").is_none());
     }
 
     #[test]

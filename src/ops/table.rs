@@ -146,8 +146,8 @@ where ; mt ; T condition, TS self, TS other ; where ; functional
 masked_fill ; mt ; T self, T mask, TS value ; masked_fill ; functional_
 addcmul ; mt ; T self, T tensor1, T tensor2, * , N value=1 ; addc ; functional_
 addcdiv ; mt ; T self, T tensor1, T tensor2, * , N value=1 ; addc ; functional_
-zero_ ; m ; T self ; fill ; inplace
-fill_ ; m ; T self, TS value ; fill ; inplace
+zero_ ; mt ; T self ; fill ; inplace
+fill_ ; mt ; T self, TS value ; fill ; inplace
 copy_ ; m ; T self, T src, B non_blocking=False ; copy ; inplace
 normal_ ; m ; T self, N mean=0, N std=1 ; fill ; inplace
 uniform_ ; m ; T self, N from=0, N to=1 ; fill ; inplace
@@ -160,7 +160,7 @@ index_copy_ ; m ; T self, I dim, T index, T source ; index_add ; inplace
 index_copy ; mt ; T self, I dim, T index, T source ; index_add ; functional
 index_fill_ ; m ; T self, I dim, T index, TS value ; index_fill ; inplace
 index_fill ; mt ; T self, I dim, T index, TS value ; index_fill ; functional
-index_put_ ; m ; T self, A indices, T values, B accumulate=False ; index_put ; inplace
+index_put_ ; mt ; T self, A indices, T values, B accumulate=False ; index_put ; inplace
 index_put ; mt ; T self, A indices, T values, B accumulate=False ; index_put ; functional
 scatter ; mt ; T self, I dim, T index, TS src=None, * , TS value=None, S? reduce=None ; scatter ; functional_
 scatter_add ; mt ; T self, I dim, T index, T src ; scatter ; functional_
@@ -170,10 +170,10 @@ transpose_ swapaxes_ swapdims_ ; m ; T self, I dim0, I dim1 ; transpose ; meta
 t_ ; m ; T self ; t ; meta
 squeeze_ ; m ; T self, DI? dim=None ; squeeze ; meta
 unsqueeze_ ; m ; T self, I dim ; unsqueeze ; meta
-as_strided_ ; m ; T self, L size, L stride, I? storage_offset=None ; as_strided ; meta
+as_strided_ ; mt ; T self, L size, L stride, I? storage_offset=None ; as_strided ; meta
 resize_ ; m ; T self, L size, * , M? memory_format=None ; resize ; meta
-resize_as_ ; m ; T self, T the_template ; resize_as ; meta
-detach_ ; m ; T self ; detach_ ; autograd
+resize_as_ ; mt ; T self, T the_template ; resize_as ; meta
+detach_ ; mt ; T self ; detach_ ; autograd
 set_ ; m ; T self, T source ; set ; storage
 resize_storage_bytes_ ; i ; T self, I nbytes ; resize_storage ; storage
 requires_grad_ ; m ; T self, B requires_grad=True ; requires_grad_ ; autograd
