@@ -357,9 +357,9 @@ fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
     if a.op.name.trim_end_matches('_') == "scatter" && matches!(a.get("reduce"), Value::Str(_)) {
         if let Some(node) = it.m.tensors[out].grad_fn {
             it.m.nodes[node].not_implemented = Some(if a.op.name.ends_with('_') {
-                "aten::scatter_"
+                NoDerivative::ScatterReduceInplace
             } else {
-                "aten::scatter"
+                NoDerivative::ScatterReduce
             });
         }
     }
@@ -3303,7 +3303,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 None => None,
             };
             if let Some(node) = node {
-                it.m.nodes[node].not_implemented = Some("set_");
+                it.m.nodes[node].not_implemented = Some(NoDerivative::Set);
                 if let Some(view) = view {
                     it.m.rebase_view_history(me, view.base, node, base_fn, span);
                 }
@@ -4958,23 +4958,28 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         };
         let mut sum_dims = Vec::new();
         let (mut x_sum, mut y_sum) = (Vec::new(), Vec::new());
-        for dim in out_num_dim..perm_index {
+        for (dim, count) in dim_counts
+            .iter_mut()
+            .enumerate()
+            .take(perm_index)
+            .skip(out_num_dim)
+        {
             let xs = it.m.t(x).sizes()[dim].clone();
             let ys = it.m.t(y).sizes()[dim].clone();
             let (x1, y1) = (it.m.sizes.eq_int(&xs, 1), it.m.sizes.eq_int(&ys, 1));
             if !x1 && !y1 {
-                dim_counts[dim] = dim_counts[dim].saturating_sub(1);
-                if dim_counts[dim] == 1 {
+                *count = count.saturating_sub(1);
+                if *count == 1 {
                     sum_dims.push(dim);
-                    dim_counts[dim] = 0;
+                    *count = 0;
                 }
-            } else if dim_counts[dim] == 1 {
+            } else if *count == 1 {
                 if !x1 {
                     x_sum.push(dim);
-                    dim_counts[dim] = 0;
+                    *count = 0;
                 } else if !y1 {
                     y_sum.push(dim);
-                    dim_counts[dim] = 0;
+                    *count = 0;
                 }
             }
         }

@@ -577,13 +577,35 @@ pub struct Node {
     /// The node reads inference tensors saved for backward.
     pub saves_inference: bool,
     /// Backward through this node raises "derivative for … is not implemented".
-    /// Backward through this node fails: the op's name as PyTorch's
-    /// "derivative for NAME is not implemented" spells it.
-    pub not_implemented: Option<&'static str>,
+    pub not_implemented: Option<NoDerivative>,
     /// A CopySlices node whose view has elements that share memory (a
     /// stride 0 over a size above 1, as `expand` makes): its backward writes
     /// the gradient into that view, which `copy_` refuses.
     pub overlapping_view: bool,
+}
+
+/// The ops whose backward PyTorch does not implement (a byte in a `Node`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoDerivative {
+    FloorDivide,
+    FloorDivideInplace,
+    /// `scatter(..., reduce=...)`: the `scatter.reduce` overloads.
+    ScatterReduce,
+    ScatterReduceInplace,
+    Set,
+}
+
+impl NoDerivative {
+    /// The op as PyTorch's "derivative for NAME is not implemented" spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            NoDerivative::FloorDivide => "aten::floor_divide",
+            NoDerivative::FloorDivideInplace => "aten::floor_divide_",
+            NoDerivative::ScatterReduce => "aten::scatter",
+            NoDerivative::ScatterReduceInplace => "aten::scatter_",
+            NoDerivative::Set => "set_",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ pub(crate) fn predict(
                 backward_error: Some(
                     Diagnostic::error(
                         "other",
-                        format!("derivative for {op} is not implemented"),
+                        format!("derivative for {} is not implemented", op.name()),
                         node.span,
                     )
                     .with_label("backward cannot go through this op")

@@ -1435,7 +1435,7 @@ struct OpFacts {
     /// The op's name without its overload (`max` of `max.dim`).
     base: &'static str,
     node: &'static str,
-    not_implemented: Option<&'static str>,
+    not_implemented: Option<crate::analysis::domain::NoDerivative>,
     row: Option<&'static OpSaves>,
 }
 

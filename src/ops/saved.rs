@@ -739,11 +739,12 @@ pub fn composite_of(op: &str) -> Option<&'static str> {
 
 /// Ops of the core set whose result, when it requires grad, has a node that
 /// raises at backward ("derivative for aten::NAME is not implemented").
-pub fn backward_not_implemented(op: &str) -> Option<&'static str> {
+pub fn backward_not_implemented(op: &str) -> Option<crate::analysis::domain::NoDerivative> {
+    use crate::analysis::domain::NoDerivative;
     let base = op.split('.').next().unwrap_or(op);
     match base {
-        "floor_divide" => Some("aten::floor_divide"),
-        "floor_divide_" => Some("aten::floor_divide_"),
+        "floor_divide" => Some(NoDerivative::FloorDivide),
+        "floor_divide_" => Some(NoDerivative::FloorDivideInplace),
         _ => None,
     }
 }
