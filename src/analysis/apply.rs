@@ -3208,9 +3208,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 .flatten()
                 .unwrap_or(MemoryFormat::Contiguous);
             let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
-            if op.rule == "resize" {
-                it.m.resize_storage_for(me, &sizes)?;
-            }
+            it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
             Meta {
                 sizes,
                 strides,
@@ -4123,6 +4121,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
             let meta = contiguous(it, sizes, dtype)?;
             let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+            if rule == "matmul" && it.m.mode == Mode::Analysis {
+                if let Some(v) = analysis_matmul_view(it, a, t, &ot, me.unwrap_or(o), o, &meta, span)? {
+                    return Ok((vec![], Some(v)));
+                }
+            }
             if rule == "matmul" && it.m.mode == Mode::Analysis && (d1 >= 3 || d2 >= 3) && !matmul_folds(it, t, &ot, me.unwrap_or(o), o) {
                 // torch._decomp's matmul, batched path:
                 // `tensor1_expanded.bmm(tensor2_expanded).view(output_shape)`, a view of
@@ -4166,7 +4169,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let dtype = autocast_dtype(it, rule).unwrap_or(it.m.t(x).dtype);
             let meta = contiguous(it, sizes, dtype)?;
             let bias = a.opt_tensor("bias")?;
+            if it.m.mode == Mode::Analysis && autocast_dtype(it, rule).is_none() {
+                return analysis_linear(it, x, w, bias, span).map(|v| (vec![], Some(v)));
+            }
             let xt = it.m.t(x).clone();
+            if let Some(b) = bias {
+                // addmm (2-d input) and _flatten_nd_linear's addmm (a
+                // contiguous input, 3-d or with a 1-d bias) expand the bias
+                // to the 2-d product.
+                let bs = it.m.t(b).sizes().clone();
+                let flattens = xs.len() == 2
+                    || (shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes)
+                        && (xs.len() == 3 || bs.len() == 1));
+                if flattens && !xs.is_empty() {
+                    let flat = it.m.sizes.prod(&xs[..xs.len() - 1])?;
+                    let out = ws.first().cloned().unwrap_or(SymInt::int(1));
+                    let target: Dims = smallvec![flat, out];
+                    let bt = it.m.t(b).clone();
+                    expand_geometry(it, &bt, &target)?;
+                }
+            }
             // aten::linear is CompositeImplicitAutograd: a 2-d input with a bias is
             // addmm(bias, input, weight.t()); without a bias, matmul(input, weight.t()).
             // Both take a view of the weight, which the analysis refuses under
@@ -5200,36 +5222,145 @@ fn analysis_wording(it: &Interp, op: &OpDef, e: OpError) -> OpError {
     }
 }
 
-/// torch._decomp's `should_fold`: a >=3-d operand times a <=2-d one is
-/// folded into one mm/mv (no view of the result) when the smaller operand
-/// requires grad, or when the larger one's batch dims can be flattened.
-fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
-    let (t1, t2_dim, t2_grad) = if a.sizes().len() >= b.sizes().len() {
-        (a.clone(), b.sizes().len(), it.m.requires_grad(b_id))
-    } else {
-        // (tensor2.mT, tensor1.mT): the smaller is now tensor1.
-        let mut t = b.clone();
-        let n = t.sizes().len();
-        let (mut sizes, mut strides) = (t.sizes().clone(), t.strides().clone());
-        sizes.swap(n - 1, n - 2);
-        strides.swap(n - 1, n - 2);
-        t.set_geometry(SharedGeometry::new(sizes, strides));
-        (t, a.sizes().len(), it.m.requires_grad(a_id))
+/// `at::linear` (CompositeImplicit) as the analysis runs it, by its ops: a
+/// 2-d input with a bias is `addmm(bias, input, weight.t())`; a contiguous
+/// input with a bias, 3-d or with a 1-d bias, is `_flatten_nd_linear`
+/// (`addmm` on the flattened input, then a `view` of the product); else
+/// `matmul(input, weight.t())`, plus an out-of-place `add` of the bias (a
+/// FunctionalTensor bias is "tensor-subclass-like", so no `add_`).
+fn analysis_linear(
+    it: &mut Interp,
+    x: TensorId,
+    w: TensorId,
+    bias: Option<TensorId>,
+    span: Span,
+) -> OpResult<Value> {
+    let call = |it: &mut Interp, name: &str, args: Values| -> OpResult<Value> {
+        it.call_op(name, args, Vec::new(), span)
+            .map_err(|d| OpError::new(d.code, d.message))
     };
-    if !(t1.sizes().len() >= 3 && t2_dim <= 2) {
+    let wt = call(it, "t", smallvec![Value::Tensor(w)])?;
+    let xs = it.m.t(x).sizes().clone();
+    let Some(b) = bias else {
+        return call(it, "matmul", smallvec![Value::Tensor(x), wt]);
+    };
+    if xs.len() == 2 {
+        return call(
+            it,
+            "addmm",
+            smallvec![Value::Tensor(b), Value::Tensor(x), wt],
+        );
+    }
+    let contiguous = {
+        let t = &it.m.tensors[x];
+        let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
+        shape::is_contiguous(&sizes, &strides, &mut it.m.sizes)
+    };
+    if contiguous && !xs.is_empty() && (xs.len() == 3 || it.m.t(b).sizes().len() == 1) {
+        let last = xs.len() - 1;
+        let flat = it.m.sizes.prod(&xs[..last])?;
+        let shape = Value::tuple(vec![Value::Int(flat), Value::Int(xs[last].clone())]);
+        let input = call(it, "reshape", smallvec![Value::Tensor(x), shape])?;
+        let product = call(it, "addmm", smallvec![Value::Tensor(b), input, wt])?;
+        let Value::Tensor(p) = product else {
+            return Ok(product);
+        };
+        let mut sizes: Vec<Value> = xs[..last].iter().map(|s| Value::Int(s.clone())).collect();
+        sizes.push(Value::Int(it.m.t(p).sizes()[1].clone()));
+        return call(it, "view", smallvec![Value::Tensor(p), Value::tuple(sizes)]);
+    }
+    let output = call(it, "matmul", smallvec![Value::Tensor(x), wt])?;
+    call(it, "add", smallvec![output, Value::Tensor(b)])
+}
+
+/// The cases of torch._decomp's matmul (what the analysis runs) whose
+/// result is a view of the product, not the product: a 1-d times a 2-d
+/// operand is `squeeze(mm(unsqueeze(t1, 0), t2), 0)`, and a fold with the
+/// larger operand second ends in `output.mT.contiguous()`, the view itself
+/// when the transpose is already contiguous. `None`: the other paths.
+#[allow(clippy::too_many_arguments)]
+fn analysis_matmul_view(
+    it: &mut Interp,
+    a: &Args,
+    t: &Tensor,
+    ot: &Tensor,
+    t_id: TensorId,
+    o_id: TensorId,
+    meta: &Meta,
+    span: Span,
+) -> OpResult<Option<Value>> {
+    let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+    let (product, op) = if d1 == 1 && d2 == 2 {
+        let mut sizes = meta.sizes.clone();
+        sizes.insert(0, SymInt::int(1));
+        (sizes, "squeeze")
+    } else if d2 > d1 && d2 >= 3 && d1 == 2 && matmul_folds(it, t, ot, t_id, o_id) {
+        // output = (batch..., p, n) contiguous, then output.mT.
+        let n = meta.sizes.len();
+        let mut sizes = meta.sizes.clone();
+        sizes.swap(n - 1, n - 2);
+        let product = it.m.contiguous_meta(sizes, meta.dtype)?;
+        let mut strides = product.strides.clone();
+        strides.swap(n - 1, n - 2);
+        if !shape::is_contiguous(&meta.sizes, &strides, &mut it.m.sizes) {
+            return Ok(None);
+        }
+        (product.sizes, "transpose")
+    } else {
+        return Ok(None);
+    };
+    let named = named_inputs(a);
+    let product_meta = it.m.contiguous_meta(product, meta.dtype)?;
+    let tmp = it.m.fresh(product_meta, span, "mm");
+    it.m.record_history("matmul", false, &named, &[tmp], span)?;
+    let mut view = meta.clone();
+    if op == "transpose" {
+        let n = view.sizes.len();
+        let mut strides = it.m.t(tmp).strides().clone();
+        strides.swap(n - 1, n - 2);
+        view.strides = strides;
+    }
+    let v = it.m.view_of(tmp, view, op, false, true, span)?;
+    Ok(Some(Value::Tensor(v)))
+}
+
+/// torch._decomp's `should_fold` (the analysis runs that Python matmul):
+/// an operand of 3 or more dims times one of at most 2 is folded into one
+/// mm/mv when the smaller operand requires grad, or when the larger one
+/// (as it is, not transposed) is contiguous, size-1 dims skipped.
+fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
+    let (t1, t2, t2_id) = if a.sizes().len() >= b.sizes().len() {
+        (a, b, b_id)
+    } else {
+        (b, a, a_id)
+    };
+    if !(t1.sizes().len() >= 3 && t2.sizes().len() <= 2) {
         return false;
     }
-    if t2_grad {
+    if it.m.requires_grad(t2_id) {
         return true;
     }
     if a.sizes().len() == 2 {
         return false;
     }
-    let n = t1.sizes().len();
-    (0..n - 2).all(|i| match t1.strides()[i + 1].mul(&t1.sizes()[i + 1]) {
-        Ok(p) => it.m.sizes.eq(&t1.strides()[i], &p),
-        Err(_) => false,
-    })
+    let Ok(numel) = it.m.sizes.prod(t1.sizes()) else {
+        return false;
+    };
+    if it.m.sizes.eq_int(&numel, 0) {
+        return true;
+    }
+    let mut expected = SymInt::int(1);
+    for d in (0..t1.sizes().len()).rev() {
+        let size = t1.sizes()[d].clone();
+        if !it.m.sizes.eq_int(&size, 1) && !it.m.sizes.eq(&t1.strides()[d], &expected) {
+            return false;
+        }
+        match expected.mul(&size) {
+            Ok(e) => expected = e,
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {

@@ -804,11 +804,17 @@ impl Machine {
     /// storage must grow it does, and the analysis
     /// (`resize__functionalization`, `maybe_replace_storage`) refuses a
     /// view, or gives the tensor a storage of its own (`grown_by_resize`).
+    /// `resize_as_` (`refuse_views` false) grows a view without complaint.
     /// Another wrapper of the storage held by a variable of the running
     /// function also makes PyTorch refuse (the storage's use count); those
     /// of the functions that called it are not looked at. Sizes not all
     /// known: nothing.
-    pub fn resize_storage_for(&mut self, target: TensorId, sizes: &[SymInt]) -> OpResult<()> {
+    pub fn resize_storage_for(
+        &mut self,
+        target: TensorId,
+        sizes: &[SymInt],
+        refuse_views: bool,
+    ) -> OpResult<()> {
         let t = &self.tensors[target];
         let (Some(offset), Some(have)) = (
             t.offset.as_int(),
@@ -841,14 +847,16 @@ impl Machine {
             let shared = std::mem::take(&mut self.bound_tensors)
                 .into_iter()
                 .any(|t| t != target && self.tensors[t].storage == storage);
-            if is_view || shared {
+            if refuse_views && (is_view || shared) {
                 return Err(OpError::new(
                     "other",
                     "Attempted to resize a view tensor to a larger size. This is not allowed in the functionalization pass",
                 )
                 .help("resize the base tensor, or clone the view first"));
             }
-            self.grown_by_resize.insert(target);
+            if !is_view {
+                self.grown_by_resize.insert(target);
+            }
         }
         self.storages[storage].nbytes = Some(SymInt::int(need));
         Ok(())
@@ -879,8 +887,9 @@ impl Machine {
                 (0..nd).find(|&d| v.sizes()[d] != p.sizes()[d] || v.strides()[d] != p.strides()[d]);
             let step = match dim {
                 None => 1,
-                Some(d) => match (v.strides()[d].as_int(), last.as_int()) {
-                    (Some(outer), Some(inner)) if inner != 0 => outer / inner,
+                // Symbolic strides divide as monomials (24*m over 12*m).
+                Some(d) => match v.strides()[d].floordiv(last).ok().and_then(|s| s.as_int()) {
+                    Some(step) if last.as_int() != Some(0) => step,
                     _ => continue,
                 },
             };
