@@ -3599,8 +3599,8 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
     if requires_grad {
         it.m.tensors[id].requires_grad_flag = true;
     }
-    if op.rule == "tensor" && integral && it.m.mode == Mode::Eager {
-        if let Some(values) = literal_ints(a.get("data")) {
+    if integral && it.m.mode == Mode::Eager {
+        if let Some(values) = created_values(it, op, a, id) {
             let version = it.m.versions[it.m.tensors[id].version];
             it.m.literals.insert(id, (version, values.into()));
         }
@@ -3652,18 +3652,69 @@ fn literal_index_select_check(
     Ok(())
 }
 
-/// The values of a flat list of literal ints (or one int).
+/// The values of a list of literal ints (or one int), nested lists
+/// flattened in order.
 fn literal_ints(v: &Value) -> Option<Vec<i64>> {
-    match v {
-        Value::Int(i) => Some(vec![i.as_int()?]),
-        Value::List(_) | Value::Tuple(_) => v
-            .sequence()?
-            .iter()
-            .map(|item| match item {
-                Value::Int(i) => i.as_int(),
-                _ => None,
-            })
-            .collect(),
+    fn walk(v: &Value, out: &mut Vec<i64>, depth: usize) -> Option<()> {
+        match v {
+            Value::Int(i) => out.push(i.as_int()?),
+            Value::Bool(b) => out.push(i64::from(*b)),
+            Value::List(_) | Value::Tuple(_) if depth < 32 => {
+                for item in v.sequence()?.iter() {
+                    walk(item, out, depth + 1)?;
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    walk(v, &mut out, 0)?;
+    Some(out)
+}
+
+/// The values an integer creation op gives a tensor, when they are known
+/// without running it: `torch.tensor` of literals, `zeros`/`ones`/`full`
+/// (and their `_like` forms) and `arange`; at most 65,536 of them.
+/// (Eager's index checks read them: `literal_values`.)
+fn created_values(it: &Interp, op: &OpDef, a: &Args, id: TensorId) -> Option<Vec<i64>> {
+    const MAX: i64 = 1 << 16;
+    let numel = || -> Option<i64> {
+        let mut n: i64 = 1;
+        for s in it.m.t(id).sizes() {
+            n = n.checked_mul(s.as_int()?)?;
+        }
+        (n <= MAX).then_some(n)
+    };
+    let fill = |v: i64| -> Option<Vec<i64>> { Some(vec![v; usize::try_from(numel()?).ok()?]) };
+    let number = |v: &Value| -> Option<i64> {
+        match v {
+            Value::Int(i) => i.as_int(),
+            Value::Bool(b) => Some(i64::from(*b)),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => Some(*f as i64),
+            _ => None,
+        }
+    };
+    match op.name {
+        "tensor" => literal_ints(a.get("data")),
+        "zeros" | "zeros_like" => fill(0),
+        "ones" | "ones_like" => fill(1),
+        "full" | "full_like" => fill(number(a.get("fill_value"))?),
+        "arange" => {
+            let args: Vec<i64> = ["start", "end", "step"]
+                .iter()
+                .map(|k| a.get(k))
+                .take_while(|v| !matches!(v, Value::None))
+                .map(number)
+                .collect::<Option<_>>()?;
+            let (start, step) = match args.len() {
+                1 => (0, 1),
+                2 => (args[0], 1),
+                _ => (args[0], args[2]),
+            };
+            let n = numel()?;
+            Some((0..n).map(|k| start + k * step).collect())
+        }
         _ => None,
     }
 }
@@ -4533,6 +4584,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             if wt.sizes().len() != 2 {
                 return Err(oe("other", "'weight' must be 2-D"));
+            }
+            // Eager's index_select of the rows checks the indices.
+            if let (Some(values), Some(rows)) = (it.m.literal_values(x), wt.sizes()[0].as_int()) {
+                if values.iter().any(|&v| v < 0 || v >= rows) {
+                    return Err(oe("index-out-of-range", "index out of range in self"));
+                }
             }
             let mut sizes = xt.sizes().clone();
             sizes.push(wt.sizes()[1].clone());
