@@ -25,20 +25,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "stale_rank_decompositions.tp:grown_index_select",
         "stale size list indexing not modelled",
     ),
-    // The same for einsum: with a symbolic batch, the static size of the
-    // other operand's free label becomes a symbol in PyTorch's output
-    // (the batch's own when their hints agree).
-    (
-        "einsum_paths.tp:symbolic_batch",
-        "a static size becomes a symbol through einsum's bmm view",
-    ),
-    // F.linear of a symbolic batch and a static weight: PyTorch's output and
-    // its tangent carry a symbol for the weight's out features (3); why it
-    // is not specialised is not yet understood
-    (
-        "symbolic_matmul_saved.tp:sym_linear_fixed_weight",
-        "a symbol for a static weight size, not understood",
-    ),
     // A literal list index beside a tensor index whose values tpi does not
     // know: the kernel may fail first on the tensor's values, so tpi checks
     // the list only when every advanced index is a literal list.

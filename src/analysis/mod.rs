@@ -140,10 +140,24 @@ fn run_paced<'a>(
     }
     let result = (|| -> R<Value> {
         let env = &mut env;
+        // The oracle's inputs: the named symbols take their hints in order
+        // of first appearance; then, when there are any, every input whose
+        // sizes are all ints gets dynamic sizes too (`DuckSizes`).
+        for p in &def.params {
+            if let Some(ann) = p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
+                if input_spec(&mut it, ann).is_err() {
+                    break;
+                }
+            }
+        }
+        let mut duck = DuckSizes::new(&it.m.sizes.env);
         for (i, p) in def.params.iter().enumerate() {
             match p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
                 Some(ann) => {
-                    let spec = input_spec(&mut it, ann)?;
+                    let mut spec = input_spec(&mut it, ann)?;
+                    if let Some(duck) = duck.as_mut() {
+                        duck.apply(&mut it.m.sizes, &mut spec);
+                    }
                     let id = it.make_input(i, &spec, p.span)?;
                     let t = it.m.tensors[id].clone();
                     params.push(Param::Tensor {
@@ -226,6 +240,113 @@ fn flatten(v: &Value, out: &mut Vec<FlatOutput>) {
         Value::Tensor(t) => out.push(FlatOutput::Tensor(*t)),
         _ => out.push(FlatOutput::Other),
     }
+}
+
+/// How the oracle's fake inputs get their sizes when a function has named
+/// symbols: `FakeTensorMode.from_tensor` with a `ShapeEnv` makes every dim
+/// of an input declared with ints only dynamic (sizes 0 and 1 excepted),
+/// and duck-sizes them: a dim whose value was seen before (a named
+/// symbol's hint, or an earlier dim) is that same symbol. New symbols are
+/// numbered in creation order (`s1`, `s2`, ...) unless a named symbol has
+/// their value. Inputs with a named size keep their int dims static.
+struct DuckSizes {
+    /// The value each symbol created so far stands for.
+    seen: Vec<(i64, SymInt)>,
+    /// The named symbols and their hints.
+    named: Vec<(i64, SymInt)>,
+    /// Symbols the oracle's ShapeEnv has created so far.
+    created: usize,
+}
+
+impl DuckSizes {
+    /// `None` when the function has no named symbols (static inputs).
+    fn new(env: &crate::sym::ShapeEnv) -> Option<DuckSizes> {
+        let named: Vec<(i64, SymInt)> = env
+            .symbol_names()
+            .into_iter()
+            .filter_map(|n| Some((env.symbol_hint(&n)?, SymInt::symbol(&n))))
+            .collect();
+        (!named.is_empty()).then(|| DuckSizes {
+            seen: Vec::new(),
+            named,
+            created: 0,
+        })
+    }
+
+    fn apply(&mut self, sizes: &mut crate::ops::shape::Sizes, spec: &mut InputSpec) {
+        let env = &sizes.env;
+        if spec.sizes.iter().any(SymInt::is_symbolic) {
+            // Named dims create (or meet) their symbols; int dims stay.
+            for s in &spec.sizes {
+                if let Some(hint) = s.is_symbolic().then(|| env.hint(s)).flatten() {
+                    if !self.seen.iter().any(|(v, _)| *v == hint) {
+                        self.seen.push((hint, s.clone()));
+                        self.created += 1;
+                    }
+                }
+            }
+            return;
+        }
+        let ints: Vec<i64> = spec.sizes.iter().filter_map(SymInt::as_int).collect();
+        let mut dims = crate::sym::Dims::new();
+        for &v in &ints {
+            if v < 2 {
+                dims.push(SymInt::int(v));
+                continue;
+            }
+            if let Some((_, s)) = self.seen.iter().find(|(w, _)| *w == v) {
+                dims.push(s.clone());
+                continue;
+            }
+            let sym = match self.named.iter().find(|(w, _)| *w == v) {
+                Some((_, s)) => s.clone(),
+                None => sizes
+                    .env
+                    .declare_with_hint(&format!("s{}", self.created), v),
+            };
+            self.seen.push((v, sym.clone()));
+            self.created += 1;
+            dims.push(sym);
+        }
+        if let Some(strides) = spec.stride.take() {
+            spec.stride = Some(symbolic_strides(sizes, &ints, &dims, &strides));
+        }
+        spec.sizes = dims;
+    }
+}
+
+/// The strides `ShapeEnv._compute_symbolic_stride` gives a dense input:
+/// in increasing order (the last dim first among equals), a stride of 0
+/// or 1 stays (unless it is the next dim's size times stride), others are
+/// the size times stride of the dim whose product it is.
+fn symbolic_strides(
+    env: &mut crate::ops::shape::Sizes,
+    ints: &[i64],
+    sizes: &[SymInt],
+    strides: &[SymInt],
+) -> crate::sym::Dims {
+    let ex: Vec<i64> = strides.iter().map(|s| s.as_int().unwrap_or(0)).collect();
+    let mut order: Vec<usize> = (0..ex.len()).collect();
+    order.sort_by_key(|&i| (ex[i], std::cmp::Reverse(i)));
+    let mut out: crate::sym::Dims = strides.iter().cloned().collect();
+    let mut candidates: Vec<(i64, SymInt)> = Vec::new();
+    for i in order {
+        let val = ex[i];
+        let contiguous_stride = i + 1 < ex.len() && val == ints[i + 1] * ex[i + 1];
+        let stride = if (val == 0 || val == 1) && !contiguous_stride {
+            SymInt::int(val)
+        } else {
+            match candidates.iter().find(|(v, _)| *v == val) {
+                Some((_, s)) => s.clone(),
+                None => SymInt::int(val),
+            }
+        };
+        if let Ok(product) = env.mul(&sizes[i], &stride) {
+            candidates.push((ints[i] * val, product));
+        }
+        out[i] = stride;
+    }
+    out
 }
 
 /// Evaluates a `Tensor(*sizes, dtype=, requires_grad=, leaf=, stride=, memory_format=)` annotation.

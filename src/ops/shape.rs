@@ -80,8 +80,9 @@ impl Sizes {
     /// concrete case above is a comparison).
     #[inline(never)]
     fn decide_symbolic(&mut self, a: &SymInt, rel: Rel, b: &SymInt) -> bool {
-        let t = self.env.guard(a, rel, b);
+        let t = self.env.compare(a, rel, b);
         if let Truth::Assumed(v) = t {
+            // Worded before the guard: it may specialise a symbol away.
             let r = if v { rel } else { rel.negate() };
             let text = format!(
                 "{} {} {}",
@@ -89,6 +90,7 @@ impl Sizes {
                 r.as_str(),
                 self.env.display(b)
             );
+            self.env.guard(a, rel, b);
             if !self.assumptions.contains(&text) {
                 self.assumptions.push(text);
             }
