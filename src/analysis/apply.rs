@@ -350,6 +350,156 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
     }
 }
 
+/// The checks of `index_add`, `index_copy` and `index_fill` (in place or
+/// not). The analysis runs torch._refs' `_index_add` (index rank, then the
+/// number of indices against the source's size, a guard) and the
+/// decompositions of the other two (index rank for `index_fill`); eager
+/// runs the C++ meta functions, which also check dtypes and slice shapes.
+fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
+    let name = a.op.name.trim_end_matches('_');
+    let me = a.tensor("self")?;
+    let index = a.tensor("index")?;
+    let t = it.m.t(me).clone();
+    let ix = it.m.t(index).clone();
+    let nd = t.sizes().len();
+    let dim = shape::wrap_dim(a.int(it, "dim")?, nd.max(1))?;
+    let ix_dim = ix.sizes().len();
+    let source = match a.get("source") {
+        Value::Tensor(s) => Some(it.m.t(*s).clone()),
+        _ => None,
+    };
+    let numel = it.m.sizes.prod(ix.sizes())?;
+    if it.m.mode == Mode::Analysis {
+        if name == "index_copy" {
+            return Ok(());
+        }
+        if ix_dim > 1 {
+            return Err(oe(
+                "other",
+                format!("Index should have dimension 1 or 0 (got {ix_dim})"),
+            ));
+        }
+        if let (Some(s), "index_add") = (&source, name) {
+            let size = if s.sizes().is_empty() {
+                SymInt::int(1)
+            } else {
+                s.sizes().get(dim).cloned().unwrap_or(SymInt::int(1))
+            };
+            let index_size = ix.sizes().first().cloned().unwrap_or(SymInt::int(1));
+            if !it.m.sizes.eq(&size, &index_size) {
+                return Err(oe("other", format!("Number of indices ({index_size}) should be equal to tensor.size(dim) ({size}), for dim={dim}")));
+            }
+        }
+        return Ok(());
+    }
+    let ix_dtype = ix.dtype;
+    let sizes_of = |d: &Dims| show(d);
+    match name {
+        "index_fill" => {
+            if ix_dim > 1 {
+                return Err(oe("other", "Index has to be a vector/scalar"));
+            }
+            if ix_dtype != DType::I64 {
+                return Err(oe(
+                    "other",
+                    "index_fill_(): Expected dtype int64 for index.",
+                ));
+            }
+        }
+        "index_add" => {
+            let Some(s) = source else { return Ok(()) };
+            if ix_dim > 1 {
+                return Err(oe("other", format!("index_add_(): Index is supposed to be a vector, but got dim: {ix_dim} with type: {} and size: {}", torch_type_name(ix_dtype), sizes_of(ix.sizes()))));
+            }
+            if !matches!(ix_dtype, DType::I64 | DType::I32) {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "index_add_(): Expected dtype int32/int64 for index but got: {}",
+                        torch_type_name(ix_dtype)
+                    ),
+                ));
+            }
+            if t.dtype != s.dtype {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "index_add_(): self ({}) and source ({}) must have the same scalar type",
+                        torch_type_name(t.dtype),
+                        torch_type_name(s.dtype)
+                    ),
+                ));
+            }
+            let sd = s.sizes().len();
+            if !(dim == 0 || dim < sd) {
+                return Err(oe("other", format!("index_add_(): Indexing dim {dim} is out of bounds of the source tensor with dim {sd}")));
+            }
+            let size = if sd == 0 {
+                SymInt::int(1)
+            } else {
+                s.sizes()[dim].clone()
+            };
+            if !it.m.sizes.eq(&numel, &size) {
+                return Err(oe("other", format!("index_add_(): Number of indices ({numel}) should be equal to source.size(dim): ({size}), for dim: {dim}")));
+            }
+            let (mut ss, mut ds): (Dims, Dims) = (t.sizes().clone(), s.sizes().clone());
+            if sd != 0 && nd != 0 {
+                ss.remove(dim);
+                ds.remove(dim);
+            }
+            if ss.len() != ds.len() || !it.m.sizes.eq_dims(&ss, &ds) {
+                return Err(oe("other", format!("source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {} source.shape = {}", sizes_of(t.sizes()), sizes_of(s.sizes()))));
+            }
+        }
+        _ => {
+            // index_copy
+            let Some(s) = source else { return Ok(()) };
+            if ix_dim > 1 {
+                return Err(oe(
+                    "other",
+                    format!("index_copy_(): Index should have dimension 1 or 0 (got {ix_dim})"),
+                ));
+            }
+            let sd = s.sizes().len();
+            if sd == 0 && !it.m.sizes.eq_int(&numel, 1) {
+                return Err(oe("other", format!("index_copy_(): When source is scalar, index should have one element (got {numel})")));
+            }
+            if sd != nd && sd != 0 && nd != 0 {
+                return Err(oe("other", format!("index_copy_(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({sd}), destination dimensionality ({nd})")));
+            }
+            if ix_dtype != DType::I64 {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "index_copy_(): Expected a long tensor for index, but got {}",
+                        torch_type_name(ix_dtype)
+                    ),
+                ));
+            }
+            if t.dtype != s.dtype {
+                return Err(oe("other", format!("index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}", torch_type_name(t.dtype), torch_type_name(s.dtype))));
+            }
+            let (mut ss, mut ds): (Dims, Dims) = (t.sizes().clone(), s.sizes().clone());
+            if !ss.is_empty() {
+                ss.remove(dim);
+            }
+            if !ds.is_empty() && dim < ds.len() {
+                ds.remove(dim);
+            }
+            if ss.len() != ds.len() || !it.m.sizes.eq_dims(&ss, &ds) {
+                return Err(oe("other", format!("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {dim} and source slice shape: {} at dimension 0.", sizes_of(&ss), sizes_of(&ds))));
+            }
+            if sd != 0 {
+                let size = s.sizes()[dim].clone();
+                if !it.m.sizes.eq(&numel, &size) {
+                    return Err(oe("other", format!("index_copy_(): Number of indices ({numel}) should be equal to source.size(dim) ({size})")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `scatter(..., reduce=...)` is the `scatter.reduce` / `scatter.value_reduce`
 /// overload, which has no derivative: backward through it fails
 /// ("derivative for aten::scatter is not implemented").
@@ -3110,7 +3260,11 @@ fn inplace_result(
                 ..none
             })
         }
-        "index_add" | "index_fill" | "index_put" | "scatter" => Ok(none),
+        "index_add" | "index_fill" => {
+            index_func_checks(it, a)?;
+            Ok(none)
+        }
+        "index_put" | "scatter" => Ok(none),
         _ => {
             let (metas, _) = functional(it, op, a, span)?;
             let first = metas.into_iter().next();
@@ -4200,7 +4354,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let (s1, s2) = (it.m.t(m1).sizes().clone(), it.m.t(m2).sizes().clone());
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
             let sizes = shape::broadcast_shapes(t.sizes(), &prod, &mut it.m.sizes)?;
-            if sizes != prod {
+            if !it.m.sizes.eq_dims(&sizes, &prod) {
                 return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(t.sizes()), show(&prod))));
             }
             let dtype = autocast_dtype(it, rule).unwrap_or(t.dtype);
@@ -4489,6 +4643,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             if rule == "scatter" {
                 shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
+            }
+            if matches!(rule, "index_add" | "index_fill") {
+                index_func_checks(it, a)?;
             }
             let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
