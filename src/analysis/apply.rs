@@ -311,7 +311,16 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
             let base = a.tensor("self").map_err(|e| op_error(e, span))?;
             Ok(match r {
                 ViewResult::Same => Value::Tensor(base),
-                ViewResult::View(meta) => Value::Tensor(make_view(it, base, meta, op.name, span)?),
+                ViewResult::View(meta) => {
+                    let v = make_view(it, base, meta, op.name, span)?;
+                    if op.rule == "unfold" && it.m.mode == Mode::Analysis {
+                        let (size, step) = (a.int(it, "size"), a.int(it, "step"));
+                        if let (Ok(size), Ok(step)) = (size, step) {
+                            it.m.unfold_windows.insert(v, (size, step));
+                        }
+                    }
+                    Value::Tensor(v)
+                }
             })
         }
         OpClass::MultiView => multi_view(it, op, &a, span).map_err(|e| op_error(e, span)),
@@ -2318,7 +2327,12 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     } else {
                         let n = it.m.sizes.concrete(&size, "chunk")?;
                         let each = (n + chunks - 1) / chunks;
-                        split_sizes(n, each.max(1))
+                        if n == 0 {
+                            // split_with_sizes keeps the number of chunks: all empty.
+                            smallvec![SymInt::int(0); usize::try_from(chunks).unwrap_or(1).min(1 << 16)]
+                        } else {
+                            split_sizes(n, each)
+                        }
                     }
                 }
                 (_, Value::Int(s)) if size.is_symbolic() && s.as_int().is_some_and(|e| e > 0) => {
@@ -3382,7 +3396,10 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }
-    if let Some(stale) = it.m.python_geom.get(&me).cloned() {
+    if matches!(op.rule, "resize" | "resize_as") {
+        // The wrapper takes the new sizes: nothing stale is left.
+        it.m.python_geom.remove(&me);
+    } else if let Some(stale) = it.m.python_geom.get(&me).cloned() {
         // FunctionalTensorMode then runs the op on the wrapper itself
         // (under no_dispatch), with the sizes Python sees.
         let real = std::mem::replace(&mut it.m.tensors[me].geom, stale);

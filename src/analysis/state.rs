@@ -85,6 +85,8 @@ pub struct Machine {
     /// lives on the meta device, so a view of it fails
     /// (`FunctionalTensorWrapper::maybe_replace_storage`). Few.
     pub grown_by_resize: rustc_hash::FxHashSet<TensorId>,
+    /// The window size and step of each `unfold` view (analysis only; few).
+    pub unfold_windows: rustc_hash::FxHashMap<TensorId, (i64, i64)>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -140,6 +142,7 @@ impl Machine {
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
             grown_by_resize: Default::default(),
+            unfold_windows: Default::default(),
             bound_tensors: Vec::new(),
         }
     }
@@ -868,30 +871,16 @@ impl Machine {
     /// the base is read again. Eager writes through such views.
     /// Analysis only (tests/oracle/unfold_writes.tp).
     pub fn check_unfold_inverse(&self, target: TensorId) -> OpResult<()> {
+        if self.unfold_windows.is_empty() {
+            return Ok(());
+        }
         for (view, parent) in self.view_parents(target) {
             let (v, p) = (&self.tensors[view], &self.tensors[parent]);
             if v.storage != p.storage {
                 break;
             }
-            if v.origin_op.as_str() != "unfold" {
+            let Some(&(size, step)) = self.unfold_windows.get(&view) else {
                 continue;
-            }
-            // The window is the last dim; the step is the unfolded dim's
-            // stride over the base's stride there.
-            let nd = p.sizes().len();
-            let (Some(size), Some(last)) = (v.sizes().last(), v.strides().last()) else {
-                continue;
-            };
-            let Some(size) = size.as_int() else { continue };
-            let dim =
-                (0..nd).find(|&d| v.sizes()[d] != p.sizes()[d] || v.strides()[d] != p.strides()[d]);
-            let step = match dim {
-                None => 1,
-                // Symbolic strides divide as monomials (24*m over 12*m).
-                Some(d) => match v.strides()[d].floordiv(last).ok().and_then(|s| s.as_int()) {
-                    Some(step) if last.as_int() != Some(0) => step,
-                    _ => continue,
-                },
             };
             if size > step {
                 return Err(OpError::new(
