@@ -4653,6 +4653,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if !it.m.t(ix).dtype.is_integral() || it.m.t(ix).dtype == DType::Bool {
                 return Err(oe("other", format!("{}(): Expected dtype int64 for index", op.name)));
             }
+            // Eager's take reads its indices: one tpi knows outside the
+            // flattened tensor fails.
+            if rule == "take" && it.m.mode == Mode::Eager {
+                let numel = it.m.sizes.prod(t.sizes())?.as_int();
+                if let (Some(values), Some(n)) = (it.m.literal_values(ix), numel) {
+                    if let Some(v) = values.iter().find(|&&v| v < -n || v >= n) {
+                        return Err(oe("index-out-of-range", format!("out of range: tried to access index {v} on a tensor of {n} elements.")));
+                    }
+                }
+            }
             let meta = contiguous(it, is, t.dtype)?;
             Ok((vec![meta], None))
         }
