@@ -5120,16 +5120,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             perm_index += 1;
         }
     }
-    let call = |it: &mut Interp, name: &str, args: Values| -> OpResult<TensorId> {
-        match it.call_op(name, args, Vec::new(), span) {
-            Ok(Value::Tensor(t)) => Ok(t),
-            Ok(_) => Err(oe(
-                "other",
-                format!("internal: einsum's {name} made no tensor"),
-            )),
-            Err(d) => Err(OpError::new(d.code, d.message)),
-        }
-    };
+    let call = |it: &mut Interp, name: &str, args: Values| tensor_op(it, name, args, span);
     let int = |v: usize| Value::int(v as i64);
     let ints = |v: &[usize]| Value::tuple(v.iter().map(|&d| Value::int(d as i64)).collect());
     // Align every operand to the permuted shape.
@@ -5247,18 +5238,10 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             }
         }
         if !x_sum.is_empty() {
-            x = call(
-                it,
-                "sum",
-                smallvec::smallvec![Value::Tensor(x), ints(&x_sum), Value::Bool(true)],
-            )?;
+            x = keepdim_sum(it, x, &x_sum, span)?;
         }
         if !y_sum.is_empty() {
-            y = call(
-                it,
-                "sum",
-                smallvec::smallvec![Value::Tensor(y), ints(&y_sum), Value::Bool(true)],
-            )?;
+            y = keepdim_sum(it, y, &y_sum, span)?;
         }
         ops.push_front(sumproduct_pair(it, x, y, &sum_dims, span)?);
     }
@@ -5286,6 +5269,26 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     Ok((vec![], Some(Value::Tensor(result))))
 }
 
+/// `t.sum(dims, keepdim=True)`, as einsum's C++ calls it.
+fn keepdim_sum(it: &mut Interp, t: TensorId, dims: &[usize], span: Span) -> OpResult<TensorId> {
+    let dims = Value::tuple(dims.iter().map(|&d| Value::int(d as i64)).collect());
+    tensor_op(
+        it,
+        "sum",
+        smallvec::smallvec![Value::Tensor(t), dims, Value::Bool(true)],
+        span,
+    )
+}
+
+/// Calls op `name` as a composite op's C++ code does, for its one tensor.
+fn tensor_op(it: &mut Interp, name: &str, args: Values, span: Span) -> OpResult<TensorId> {
+    match it.call_op(name, args, Vec::new(), span) {
+        Ok(Value::Tensor(t)) => Ok(t),
+        Ok(_) => Err(oe("other", format!("internal: {name} made no tensor"))),
+        Err(d) => Err(OpError::new(d.code, d.message)),
+    }
+}
+
 /// `sumproduct_pair(left, right, sum_dims, keepdim=true)` of Linear.cpp:
 /// `mul` when nothing is summed, else the operands permuted to
 /// (both, left only, summed) x (both, summed, right only), reshaped, `bmm`,
@@ -5297,16 +5300,7 @@ fn sumproduct_pair(
     sum_dims: &[usize],
     span: Span,
 ) -> OpResult<TensorId> {
-    let call = |it: &mut Interp, name: &str, args: Values| -> OpResult<TensorId> {
-        match it.call_op(name, args, Vec::new(), span) {
-            Ok(Value::Tensor(t)) => Ok(t),
-            Ok(_) => Err(oe(
-                "other",
-                format!("internal: einsum's {name} made no tensor"),
-            )),
-            Err(d) => Err(OpError::new(d.code, d.message)),
-        }
-    };
+    let call = |it: &mut Interp, name: &str, args: Values| tensor_op(it, name, args, span);
     let ints = |v: &[usize]| Value::tuple(v.iter().map(|&d| Value::int(d as i64)).collect());
     if sum_dims.is_empty() {
         return call(
@@ -5339,25 +5333,9 @@ fn sumproduct_pair(
                 }
                 sum_size = it.m.sizes.mul(&sum_size, &ls)?;
             } else if sl {
-                left = call(
-                    it,
-                    "sum",
-                    smallvec::smallvec![
-                        Value::Tensor(left),
-                        Value::int(i as i64),
-                        Value::Bool(true)
-                    ],
-                )?;
+                left = keepdim_sum(it, left, &[i], span)?;
             } else if sr {
-                right = call(
-                    it,
-                    "sum",
-                    smallvec::smallvec![
-                        Value::Tensor(right),
-                        Value::int(i as i64),
-                        Value::Bool(true)
-                    ],
-                )?;
+                right = keepdim_sum(it, right, &[i], span)?;
             }
         } else if sl && sr {
             if !it.m.sizes.eq(&ls, &rs) {
@@ -5399,40 +5377,29 @@ fn sumproduct_pair(
     for (i, &d) in lro.iter().chain(&lo).chain(sum_dims).chain(&ro).enumerate() {
         operm[d] = i;
     }
-    let l = call(
+    // Each operand permuted, then its three groups of dims flattened.
+    let grouped = |it: &mut Interp, t: TensorId, perm: &[usize], sizes: [SymInt; 3]| {
+        let p = tensor_op(
+            it,
+            "permute",
+            smallvec::smallvec![Value::Tensor(t), ints(perm)],
+            span,
+        )?;
+        let shape = Value::tuple(sizes.into_iter().map(Value::Int).collect());
+        tensor_op(
+            it,
+            "reshape",
+            smallvec::smallvec![Value::Tensor(p), shape],
+            span,
+        )
+    };
+    let l = grouped(
         it,
-        "permute",
-        smallvec::smallvec![Value::Tensor(left), ints(&lperm)],
+        left,
+        &lperm,
+        [lro_size.clone(), lo_size, sum_size.clone()],
     )?;
-    let l = call(
-        it,
-        "reshape",
-        smallvec::smallvec![
-            Value::Tensor(l),
-            Value::tuple(vec![
-                Value::Int(lro_size.clone()),
-                Value::Int(lo_size),
-                Value::Int(sum_size.clone())
-            ])
-        ],
-    )?;
-    let r = call(
-        it,
-        "permute",
-        smallvec::smallvec![Value::Tensor(right), ints(&rperm)],
-    )?;
-    let r = call(
-        it,
-        "reshape",
-        smallvec::smallvec![
-            Value::Tensor(r),
-            Value::tuple(vec![
-                Value::Int(lro_size),
-                Value::Int(sum_size),
-                Value::Int(ro_size)
-            ])
-        ],
-    )?;
+    let r = grouped(it, right, &rperm, [lro_size, sum_size, ro_size])?;
     let product = call(
         it,
         "bmm",

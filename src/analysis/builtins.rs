@@ -218,31 +218,23 @@ pub fn call_builtin(
                     )),
                 },
                 ("float", Value::Bool(b)) => Ok(Value::Float(*b as i64 as f64)),
-                // Python's float("inf"), float("-inf"), float("nan"), float("1.5").
-                ("float", Value::Str(text)) => text
-                    .trim()
-                    .replace('_', "")
-                    .parse::<f64>()
-                    .map(Value::Float)
-                    .map_err(|_| {
-                        err(
-                            "value",
-                            format!("could not convert string to float: '{text}'"),
-                            span,
-                        )
-                    }),
-                ("int", Value::Str(text)) => text
-                    .trim()
-                    .replace('_', "")
-                    .parse::<i64>()
-                    .map(Value::int)
-                    .map_err(|_| {
-                        err(
-                            "value",
-                            format!("invalid literal for int() with base 10: '{text}'"),
-                            span,
-                        )
-                    }),
+                // Python's float("inf"), float("-inf"), float("nan"), int("3").
+                ("float" | "int", Value::Str(text)) => {
+                    let digits = text.trim().replace('_', "");
+                    let parsed = if name == "float" {
+                        digits.parse::<f64>().ok().map(Value::Float)
+                    } else {
+                        digits.parse::<i64>().ok().map(Value::int)
+                    };
+                    parsed.ok_or_else(|| {
+                        let msg = if name == "float" {
+                            format!("could not convert string to float: '{text}'")
+                        } else {
+                            format!("invalid literal for int() with base 10: '{text}'")
+                        };
+                        err("value", msg, span)
+                    })
+                }
                 ("bool", _) => Ok(Value::Bool(it.truthy(&v, span)?)),
                 _ => Err(err(
                     "type",
