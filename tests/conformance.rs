@@ -58,12 +58,8 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "unmodelled, see the comment",
     ),
     // after set_(), Python reads the wrapper's stale sizes (modelled: shape/size()/dim(), in-place view ops,
-    // dynamic_dims); decompositions written in Python (matmul, reshape, indexing) mixing them with the
-    // kernels' sizes are not
-    (
-        "random/regress_set_stale_sizes.tp:set_then_batched_matmul",
-        "unmodelled, see the comment",
-    ),
+    // dynamic_dims, matmul's decomposition); decompositions written in Python (reshape, indexing)
+    // mixing them with the kernels' sizes are not
     (
         "random/regress_set_stale_sizes.tp:set_then_reshape_numel",
         "unmodelled, see the comment",

@@ -4319,6 +4319,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![values, indices], None))
         }
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "outer" => {
+            if rule == "matmul" && it.m.mode == Mode::Analysis && !it.m.python_geom.is_empty() {
+                let (x, y) = (a.tensor("self")?, a.tensor("other")?);
+                if it.m.stale_python_sizes(x).is_some() || it.m.stale_python_sizes(y).is_some() {
+                    return stale_matmul(it, x, y, span).map(|v| (vec![], Some(Value::Tensor(v))));
+                }
+            }
             let t = need(&t, op)?;
             let other_name = match rule {
                 "matmul" => "other",
@@ -4822,7 +4828,8 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
         }
         "bmm" => {
             if a.len() != 3 || b.len() != 3 {
-                return Err(oe("matmul-shape", "batch1 must be a 3D tensor"));
+                let which = if a.len() != 3 { "batch1" } else { "batch2" };
+                return Err(oe("other", format!("{which} must be a 3D tensor")));
             }
             if !s.eq(&a[0], &b[0]) || !s.eq(&a[2], &b[1]) {
                 return Err(oe("matmul-shape", format!("Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", a[0], a[2], b[0], b[1])));
@@ -4831,14 +4838,16 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
         }
         "mv" => {
             if a.len() != 2 || b.len() != 1 {
-                return Err(oe(
-                    "matmul-shape",
+                let message = if it.m.mode == Mode::Analysis {
+                    format!("matrix @ vector expected, got {}, {}", a.len(), b.len())
+                } else {
                     format!(
                         "vector + matrix @ vector expected, got 1, {}, {}",
                         a.len(),
                         b.len()
-                    ),
-                ));
+                    )
+                };
+                return Err(oe("other", message));
             }
             if !s.eq(&a[1], &b[0]) {
                 return Err(oe(
@@ -4854,7 +4863,7 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
         "dot" => {
             if a.len() != 1 || b.len() != 1 {
                 return Err(oe(
-                    "matmul-shape",
+                    "other",
                     format!(
                         "1D tensors expected, but got {}D and {}D tensors",
                         a.len(),
@@ -5267,6 +5276,179 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         }
     }
     Ok((vec![], Some(Value::Tensor(result))))
+}
+
+/// torch._decomp's matmul (what the analysis runs) when an operand's
+/// Python sizes are stale after `set_()`: the Python code reads the
+/// wrapper's sizes, strides and rank (`python_geometry`), and the ops it
+/// calls run on the real ones, so a shape built from stale sizes can fail
+/// there (`stale_matmul.tp`). The rare 3-d @ 3-d squeeze shortcut of
+/// mismatched batches is not taken.
+fn stale_matmul(it: &mut Interp, x: TensorId, y: TensorId, span: Span) -> OpResult<TensorId> {
+    let py = |it: &Interp, t: TensorId| it.m.python_geometry(t).sizes().clone();
+    let op = |it: &mut Interp, name: &str, args: Values| tensor_op(it, name, args, span);
+    let int = |v: i64| Value::int(v);
+    let dims = |d: &[SymInt]| Value::tuple(d.iter().map(|s| Value::Int(s.clone())).collect());
+    let (px, pyy) = (py(it, x), py(it, y));
+    let (d1, d2) = (px.len(), pyy.len());
+    if d1 == 0 || d2 == 0 {
+        return Err(oe(
+            "other",
+            "both arguments to matmul need to be at least 1D",
+        ));
+    }
+    match (d1, d2) {
+        (1, 1) => return op(it, "dot", smallvec![Value::Tensor(x), Value::Tensor(y)]),
+        (2, 1) => return op(it, "mv", smallvec![Value::Tensor(x), Value::Tensor(y)]),
+        (1, 2) => {
+            let u = op(it, "unsqueeze", smallvec![Value::Tensor(x), int(0)])?;
+            let m = op(it, "mm", smallvec![Value::Tensor(u), Value::Tensor(y)])?;
+            return op(it, "squeeze", smallvec![Value::Tensor(m), int(0)]);
+        }
+        (2, 2) => return op(it, "mm", smallvec![Value::Tensor(x), Value::Tensor(y)]),
+        _ => {}
+    }
+    let (tx, ty) = (it.m.t(x).clone(), it.m.t(y).clone());
+    let mut gx = tx.clone();
+    gx.set_geometry(it.m.python_geometry(x).clone());
+    let mut gy = ty.clone();
+    gy.set_geometry(it.m.python_geometry(y).clone());
+    if matmul_folds(it, &gx, &gy, x, y) {
+        let transpose = d2 > d1;
+        let t1 = if transpose {
+            op(
+                it,
+                "transpose",
+                smallvec![Value::Tensor(y), int(-2), int(-1)],
+            )?
+        } else {
+            x
+        };
+        let t2 = match (transpose, d1) {
+            (false, _) => y,
+            (true, 2) => op(it, "t", smallvec![Value::Tensor(x)])?,
+            (true, _) => x,
+        };
+        let sizes_1 = py(it, t1);
+        let last = sizes_1[sizes_1.len() - 1].clone();
+        let mut output_shape: Dims = sizes_1[..sizes_1.len() - 1].into();
+        let folded = it.m.sizes.prod(&output_shape)?;
+        let p2 = py(it, t2);
+        let matrix = p2.len() == 2;
+        if matrix {
+            output_shape.push(p2[1].clone());
+        }
+        let folded_t1 = stale_reshape(it, t1, smallvec![folded, last], span)?;
+        let product = op(
+            it,
+            if matrix { "mm" } else { "mv" },
+            smallvec![Value::Tensor(folded_t1), Value::Tensor(t2)],
+        )?;
+        let out = unsafe_view(it, product, output_shape, span)?;
+        if transpose && matrix {
+            let mt = op(
+                it,
+                "transpose",
+                smallvec![Value::Tensor(out), int(-2), int(-1)],
+            )?;
+            return op(it, "contiguous", smallvec![Value::Tensor(mt)]);
+        }
+        return Ok(out);
+    }
+    // The batched path: expand both to the broadcast batch, bmm, view.
+    let n = if d1 > 1 {
+        px[d1 - 2].clone()
+    } else {
+        SymInt::int(1)
+    };
+    let m1 = px[d1 - 1].clone();
+    let m2 = if d2 > 1 {
+        pyy[d2 - 2].clone()
+    } else {
+        pyy[d2 - 1].clone()
+    };
+    let p = if d2 > 1 {
+        pyy[d2 - 1].clone()
+    } else {
+        SymInt::int(1)
+    };
+    let batch1 = &px[..d1.saturating_sub(2)];
+    let batch2 = &pyy[..d2.saturating_sub(2)];
+    let batch = shape::broadcast_shapes(batch1, batch2, &mut it.m.sizes).map_err(|_| {
+        oe(
+            "other",
+            "Shape mismatch: objects cannot be broadcast to a single shape",
+        )
+    })?;
+    let product = it.m.sizes.prod(&batch)?;
+    let mut e1: Dims = batch.clone();
+    e1.extend([n.clone(), m1.clone()]);
+    let x1 = op(it, "expand", smallvec![Value::Tensor(x), dims(&e1)])?;
+    let x1 = op(
+        it,
+        "reshape",
+        smallvec![Value::Tensor(x1), dims(&[product.clone(), n.clone(), m1])],
+    )?;
+    let vector = d2 == 1;
+    let mut e2: Dims = batch.clone();
+    e2.push(m2.clone());
+    if !vector {
+        e2.push(p.clone());
+    }
+    let y1 = op(it, "expand", smallvec![Value::Tensor(y), dims(&e2)])?;
+    let y1 = if vector {
+        let r = op(
+            it,
+            "reshape",
+            smallvec![Value::Tensor(y1), dims(&[product, m2])],
+        )?;
+        op(it, "unsqueeze", smallvec![Value::Tensor(r), int(2)])?
+    } else {
+        op(
+            it,
+            "reshape",
+            smallvec![Value::Tensor(y1), dims(&[product, m2, p.clone()])],
+        )?
+    };
+    let mut output_shape = batch;
+    if d1 > 1 {
+        output_shape.push(n);
+    }
+    if d2 > 1 {
+        output_shape.push(p);
+    }
+    let mut out = op(it, "bmm", smallvec![Value::Tensor(x1), Value::Tensor(y1)])?;
+    if vector {
+        out = op(it, "squeeze", smallvec![Value::Tensor(out), int(-1)])?;
+    }
+    op(
+        it,
+        "view",
+        smallvec![Value::Tensor(out), dims(&output_shape)],
+    )
+}
+
+/// C++ `reshape` on a tensor whose Python sizes are stale: the shape and
+/// the view-or-copy choice come from the wrapper's sizes and strides, and
+/// the `view` (or the copy's `_unsafe_view`) runs on the real ones.
+fn stale_reshape(it: &mut Interp, t: TensorId, shape: Dims, span: Span) -> OpResult<TensorId> {
+    let dims = Value::tuple(shape.iter().map(|s| Value::Int(s.clone())).collect());
+    let geom = it.m.python_geometry(t).clone();
+    let viewable = shape::compute_stride(geom.sizes(), geom.strides(), &shape, &mut it.m.sizes)?;
+    if viewable.is_some() {
+        return tensor_op(it, "view", smallvec![Value::Tensor(t), dims], span);
+    }
+    let copy = tensor_op(it, "clone", smallvec![Value::Tensor(t)], span)?;
+    unsafe_view(it, copy, shape, span)
+}
+
+/// `_unsafe_view`: `view`'s size check, then a fresh tensor (not a view).
+fn unsafe_view(it: &mut Interp, t: TensorId, shape: Dims, span: Span) -> OpResult<TensorId> {
+    let numel = it.m.numel(t)?;
+    let sizes = shape::infer_size(&shape, &numel, &mut it.m.sizes)?;
+    let dtype = it.m.t(t).dtype;
+    let meta = it.m.contiguous_meta(sizes, dtype)?;
+    it.m.op_result(meta, "_unsafe_view", &[("self", Some(t))], span)
 }
 
 /// `t.sum(dims, keepdim=True)`, as einsum's C++ calls it.
