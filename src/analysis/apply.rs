@@ -4713,6 +4713,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if pad.len() % 2 != 0 {
                 return Err(oe("other", "Padding length must be divisible by 2"));
             }
+            // at::pad reads the rank Python sees (stale after set_()).
+            let python_rank = it.m.python_geometry(x).sizes().len();
+            if it.m.mode == Mode::Analysis && pad.len() / 2 > python_rank {
+                return Err(oe("other", format!("Padding length should be less than or equal to two times the input dimension but got padding length {} and input of dimension {python_rank}", pad.len())));
+            }
             if pad.len() / 2 > t.sizes().len() {
                 return Err(oe("other", "Padding length should be less than or equal to two times the input dimension"));
             }
@@ -5038,7 +5043,9 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let mut label_count = [0usize; 52];
     let mut ell_num_dim = 0usize;
     for (k, (labels, &t)) in op_labels.iter().zip(&operands).enumerate() {
-        let ndims = it.m.t(t).sizes().len();
+        // at::einsum reads the operands' sizes as Python sees them
+        // (stale after set_()); the ops it calls run on the real ones.
+        let ndims = it.m.python_geometry(t).sizes().len();
         let has_ellipsis = labels.contains(&ELLIPSIS);
         let nlabels = labels.len() - usize::from(has_ellipsis);
         for &l in labels {
@@ -5143,9 +5150,14 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         let mut dim = 0usize;
         for &l in labels {
             if l == ELLIPSIS {
-                let ndim = it.m.t(operand).sizes().len() + 1 - labels.len();
+                let ndim = it.m.python_geometry(operand).sizes().len() + 1 - labels.len();
                 for j in ell_num_dim - ndim..ell_num_dim {
-                    let size = it.m.t(op).sizes()[dim].clone();
+                    let size =
+                        it.m.python_geometry(op)
+                            .sizes()
+                            .get(dim)
+                            .cloned()
+                            .unwrap_or(SymInt::int(1));
                     if !it.m.sizes.eq_int(&size, 1) {
                         let prev = ell_sizes[j].clone();
                         if !(it.m.sizes.eq_int(&prev, 1) || it.m.sizes.eq(&prev, &size)) {
@@ -5162,7 +5174,12 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             let at = label_perm[usize::from(l)].unwrap_or(0);
             match permutation[at] {
                 None => {
-                    let size = it.m.t(op).sizes()[dim].clone();
+                    let size =
+                        it.m.python_geometry(op)
+                            .sizes()
+                            .get(dim)
+                            .cloned()
+                            .unwrap_or(SymInt::int(1));
                     if !it.m.sizes.eq_int(&size, 1) {
                         let prev = label_size[usize::from(l)].clone();
                         if !(it.m.sizes.eq_int(&prev, 1) || it.m.sizes.eq(&prev, &size)) {
@@ -5176,8 +5193,8 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                 }
                 Some(prev_dim) => {
                     // A repeated label: the diagonal, moved to the first one's place.
-                    let sizes = it.m.t(op).sizes().clone();
-                    if !it.m.sizes.eq(&sizes[dim], &sizes[prev_dim]) {
+                    let sizes = it.m.python_geometry(op).sizes().clone();
+                    if dim >= sizes.len() || !it.m.sizes.eq(&sizes[dim], &sizes[prev_dim]) {
                         return Err(oe("other", format!("einsum(): subscript {} is repeated for operand {k} but the sizes don't match, {} != {}", label_char(l), sizes[dim], sizes[prev_dim])));
                     }
                     let d = call(
