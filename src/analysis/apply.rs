@@ -1833,7 +1833,13 @@ fn apply_slicing(
     span: Span,
     single: bool,
 ) -> R<(TensorId, Vec<(usize, TensorId)>)> {
-    let nd = it.m.t(t).sizes().len();
+    // applySlicing reads the sizes Python sees (stale after set_()) for its
+    // rank and bounds checks; the views it makes run on the real ones.
+    let stale = match it.m.mode {
+        Mode::Analysis if !it.m.python_geom.is_empty() => it.m.stale_python_sizes(t).cloned(),
+        _ => None,
+    };
+    let nd = stale.as_ref().map_or(it.m.t(t).sizes().len(), |s| s.len());
     let specified = items
         .iter()
         .filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool))
@@ -1843,7 +1849,7 @@ fn apply_slicing(
     }
     if specified > nd {
         return Err(err(
-            "index-out-of-range",
+            "other",
             format!("too many indices for tensor of dimension {nd}"),
             span,
         ));
@@ -1852,8 +1858,36 @@ fn apply_slicing(
     let mut dim = 0usize;
     let mut advanced = Vec::new();
     for item in items {
+        if stale.is_some() {
+            // A dim the stale rank allows may not exist: the op's own check.
+            let real = it.m.t(cur).sizes().len();
+            let bound = if matches!(item, Index::None) {
+                real + 1
+            } else {
+                real
+            };
+            if dim >= bound && !matches!(item, Index::Ellipsis | Index::Bool) {
+                shape::wrap_dim(dim as i64, bound).map_err(|e| op_error(e, span))?;
+            }
+        }
         match item {
             Index::Int(i) => {
+                if let Some(size) = stale.as_ref().and_then(|s| s.get(dim)) {
+                    let (lo, hi) = (
+                        it.m.sizes
+                            .lt(i, &size.neg().map_err(|e| op_error(e.into(), span))?),
+                        it.m.sizes.le(size, i),
+                    );
+                    if lo || hi {
+                        return Err(err(
+                            "index-out-of-range",
+                            format!(
+                                "index {i} is out of bounds for dimension {dim} with size {size}"
+                            ),
+                            span,
+                        ));
+                    }
+                }
                 let tt = it.m.t(cur).clone();
                 if tt.sizes().is_empty() {
                     return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
@@ -2085,11 +2119,7 @@ fn advanced_index(
             ));
         }
         if d >= st.sizes().len() {
-            return Err(err(
-                "index-out-of-range",
-                "too many indices for tensor",
-                span,
-            ));
+            return Err(err("other", "too many indices for tensor", span));
         }
         idx_shape = shape::broadcast_shapes(&idx_shape, ixt.sizes(), &mut it.m.sizes)
             .map_err(|e| op_error(e, span))?;
