@@ -2235,12 +2235,21 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
         Value::Tensor(v) => {
-            let (vs, ds) = (it.m.t(v).sizes().clone(), it.m.t(dst).sizes().clone());
-            if !vs.is_empty() && vs != ds {
+            // copy_to reads the value's sizes as Python sees them (stale
+            // after set_()); its view of the value runs on the real ones.
+            let stale = match it.m.mode {
+                Mode::Analysis if !it.m.python_geom.is_empty() => {
+                    it.m.stale_python_sizes(v).cloned()
+                }
+                _ => None,
+            };
+            let stale_value = stale.is_some();
+            let ds = it.m.t(dst).sizes().clone();
+            let vs = stale.unwrap_or_else(|| it.m.t(v).sizes().clone());
+            if !vs.is_empty() && vs != ds && !stale_value {
                 // copy_to: expand_inplace(dst, value) first.
                 let vt = it.m.t(v).clone();
-                let trimmed: Dims = vt
-                    .sizes()
+                let trimmed: Dims = vs
                     .iter()
                     .skip_while(|s| s.as_int() == Some(1))
                     .cloned()
@@ -2259,7 +2268,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                     .cloned()
                     .map(Value::Int)
                     .collect();
-                let viewed = if trimmed.len() == vs.len() {
+                let viewed = if trimmed.len() == vs.len() && !stale_value {
                     Value::Tensor(v)
                 } else {
                     it.call_op(
