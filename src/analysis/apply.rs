@@ -4649,22 +4649,29 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 },
                 _ => return Err(oe("arguments", "repeat_interleave(): repeats must be an int or a tensor")),
             };
-            let sizes = match a.opt_int(it, "dim")? {
-                None => {
-                    let n = it.m.numel(me.unwrap_or(0))?;
-                    smallvec![if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&n, &r)? }]
-                }
-                Some(d) => {
-                    let d = shape::wrap_dim(d, t.sizes().len())?;
-                    let mut s = t.sizes().clone();
-                    s[d] = if matches!(a.get("repeats"), Value::Tensor(_)) { r } else { it.m.sizes.mul(&s[d], &r)? };
-                    s
-                }
+            let int_repeats = !matches!(a.get("repeats"), Value::Tensor(_));
+            // An int repeats: the (flattened, without a dim) input with the
+            // repeats as a new dim after `dim`, expanded, cloned, and the two
+            // dims flattened (at::repeat_interleave_symint).
+            let (input, d): (Dims, usize) = match a.opt_int(it, "dim")? {
+                None => (smallvec![it.m.numel(me.unwrap_or(0))?], 0),
+                Some(d) => (t.sizes().clone(), shape::wrap_dim(d, t.sizes().len())?),
             };
-            // The decomposition (index_select + view) returns a view of an intermediate.
+            let mut sizes = input.clone();
+            let mut expanded = input;
+            if int_repeats {
+                sizes[d] = it.m.sizes.mul(&sizes[d], &r)?;
+                expanded.insert(d + 1, r);
+            } else {
+                // A tensor of repeats: index_select, a new tensor.
+                sizes[d] = r;
+                let meta = contiguous(it, sizes, t.dtype)?;
+                return Ok((vec![meta], None));
+            }
             let meta = contiguous(it, sizes, t.dtype)?;
+            let tmp_meta = contiguous(it, expanded, t.dtype)?;
             let named = named_inputs(a);
-            let tmp = it.m.fresh(meta.clone(), span, "repeat_interleave");
+            let tmp = it.m.fresh(tmp_meta, span, "repeat_interleave");
             it.m.record_history("repeat_interleave", false, &named, &[tmp], span)?;
             let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
             Ok((vec![], Some(Value::Tensor(v))))
