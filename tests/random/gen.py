@@ -1299,20 +1299,28 @@ class Gen:
         return f"def {self.name}({', '.join(self.params)}):\n" + "\n".join(self.lines) + "\n"
 
 
-def generate(seed, files, per_file, out):
+# The draws a generator may fail on (a corner it does not handle, e.g. a
+# size-0 dim): the function is drawn again.
+RETRY_ON = (ValueError, IndexError, ZeroDivisionError, TypeError, AttributeError)
+
+
+def generate(seed, files, per_file, out, make=None, header="import torch\n", attempts=20,
+             prefix="", retry_on=RETRY_ON):
+    """Writes OUT/gen_NNN.tp files of PER_FILE functions each, made by `make(rng, name)`
+    (this file's Gen by default) from an rng seeded by the seed, file and function."""
+    make = make or Gen
     os.makedirs(out, exist_ok=True)
     paths = []
     for f in range(files):
-        chunks = ["import torch\n"]
+        chunks = [header]
         for k in range(per_file):
-            for attempt in range(20):
-                rng = random.Random(f"{seed}-{f}-{k}" + (f"-{attempt}" if attempt else ""))
-                g = Gen(rng, f"f_{f:03d}_{k:02d}")
+            for attempt in range(attempts):
+                rng = random.Random(f"{prefix}{seed}-{f}-{k}" + (f"-{attempt}" if attempt else ""))
+                g = make(rng, f"f_{f:03d}_{k:02d}")
                 try:
                     chunks.append(g.program())
                     break
-                except (ValueError, IndexError, ZeroDivisionError, TypeError, AttributeError):
-                    # a corner the generator does not handle (e.g. a size-0 dim): draw again
+                except retry_on:
                     continue
         path = os.path.join(out, f"gen_{f:03d}.tp")
         with open(path, "w") as fh:
@@ -1321,8 +1329,8 @@ def generate(seed, files, per_file, out):
     return paths
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(generate=generate, description=__doc__.splitlines()[0]):
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--seed", default="0")
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--per-file", type=int, default=20)

@@ -27,7 +27,6 @@ gen.py's Gen (imported, gen.py itself is unchanged) and adds:
 
 Plain Python 3, no third-party packages.
 """
-import argparse
 import copy
 import os
 import random
@@ -1723,35 +1722,13 @@ ALIASES = {"float32": ["float32", "float"], "float64": ["float64", "double"], "f
 
 
 def generate(seed, files, per_file, out):
-    os.makedirs(out, exist_ok=True)
-    paths = []
-    for f in range(files):
-        chunks = ["import torch\nimport torch.nn.functional as F\n"]
-        for k in range(per_file):
-            for attempt in range(30):
-                rng = random.Random(f"w{seed}-{f}-{k}" + (f"-{attempt}" if attempt else ""))
-                g = Gen2(rng, f"f_{f:03d}_{k:02d}")
-                try:
-                    chunks.append(g.program())
-                    break
-                except (ValueError, IndexError, ZeroDivisionError, TypeError, AttributeError, KeyError):
-                    continue
-        path = os.path.join(out, f"gen_{f:03d}.tp")
-        with open(path, "w") as fh:
-            fh.write("\n".join(chunks))
-        paths.append(path)
-    return paths
+    return G.generate(seed, files, per_file, out, make=Gen2,
+                      header="import torch\nimport torch.nn.functional as F\n", attempts=30,
+                      prefix="w", retry_on=G.RETRY_ON + (KeyError,))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", default="0")
-    ap.add_argument("--files", type=int, default=20)
-    ap.add_argument("--per-file", type=int, default=20)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
-    args = ap.parse_args()
-    for p in generate(args.seed, args.files, args.per_file, args.out):
-        print(p)
+    G.main(generate, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
