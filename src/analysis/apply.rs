@@ -5240,8 +5240,13 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                 Some(prev_dim) => {
                     // A repeated label: the diagonal, moved to the first one's place.
                     let sizes = it.m.python_geometry(op).sizes().clone();
-                    if dim >= sizes.len() || !it.m.sizes.eq(&sizes[dim], &sizes[prev_dim]) {
-                        return Err(oe("other", format!("einsum(): subscript {} is repeated for operand {k} but the sizes don't match, {} != {}", label_char(l), sizes[dim], sizes[prev_dim])));
+                    let (Some(here), Some(first)) = (sizes.get(dim), sizes.get(prev_dim)) else {
+                        // The wrapper's rank allowed the label; the diagonal's
+                        // input (a real tensor) is smaller.
+                        return Err(oe("dim-out-of-range", format!("Dimension out of range (expected to be in range of [-{0}, {1}], but got {dim})", sizes.len(), sizes.len().saturating_sub(1))));
+                    };
+                    if !it.m.sizes.eq(here, first) {
+                        return Err(oe("other", format!("einsum(): subscript {} is repeated for operand {k} but the sizes don't match, {here} != {first}", label_char(l))));
                     }
                     let d = call(
                         it,
@@ -5371,10 +5376,10 @@ fn stale_matmul(it: &mut Interp, x: TensorId, y: TensorId, span: Span) -> OpResu
         (2, 2) => return op(it, "mm", smallvec![Value::Tensor(x), Value::Tensor(y)]),
         _ => {}
     }
-    let (tx, ty) = (it.m.t(x).clone(), it.m.t(y).clone());
-    let mut gx = tx.clone();
+    // should_fold reads the wrappers' sizes and strides.
+    let mut gx = it.m.t(x).clone();
     gx.set_geometry(it.m.python_geometry(x).clone());
-    let mut gy = ty.clone();
+    let mut gy = it.m.t(y).clone();
     gy.set_geometry(it.m.python_geometry(y).clone());
     if matmul_folds(it, &gx, &gy, x, y) {
         let transpose = d2 > d1;
@@ -5393,8 +5398,14 @@ fn stale_matmul(it: &mut Interp, x: TensorId, y: TensorId, span: Span) -> OpResu
             (true, _) => x,
         };
         let sizes_1 = py(it, t1);
-        let last = sizes_1[sizes_1.len() - 1].clone();
-        let mut output_shape: Dims = sizes_1[..sizes_1.len() - 1].into();
+        let Some((last, batch)) = sizes_1.split_last() else {
+            return Err(oe(
+                "other",
+                "both arguments to matmul need to be at least 1D",
+            ));
+        };
+        let last = last.clone();
+        let mut output_shape: Dims = batch.into();
         let folded = it.m.sizes.prod(&output_shape)?;
         let p2 = py(it, t2);
         let matrix = p2.len() == 2;
@@ -5688,12 +5699,12 @@ fn analysis_linear(
     bias: Option<TensorId>,
     span: Span,
 ) -> OpResult<Value> {
-    let call = |it: &mut Interp, name: &str, args: Values| -> OpResult<Value> {
-        it.call_op(name, args, Vec::new(), span)
-            .map_err(|d| OpError::new(d.code, d.message))
+    let call = |it: &mut Interp, name: &str, args: Values| {
+        tensor_op(it, name, args, span).map(Value::Tensor)
     };
     let wt = call(it, "t", smallvec![Value::Tensor(w)])?;
-    let xs = it.m.t(x).sizes().clone();
+    let xt = it.m.t(x).clone();
+    let xs = xt.sizes();
     let Some(b) = bias else {
         return call(it, "matmul", smallvec![Value::Tensor(x), wt]);
     };
@@ -5704,23 +5715,17 @@ fn analysis_linear(
             smallvec![Value::Tensor(b), Value::Tensor(x), wt],
         );
     }
-    let contiguous = {
-        let t = &it.m.tensors[x];
-        let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
-        shape::is_contiguous(&sizes, &strides, &mut it.m.sizes)
-    };
-    if contiguous && !xs.is_empty() && (xs.len() == 3 || it.m.t(b).sizes().len() == 1) {
-        let last = xs.len() - 1;
-        let flat = it.m.sizes.prod(&xs[..last])?;
-        let shape = Value::tuple(vec![Value::Int(flat), Value::Int(xs[last].clone())]);
-        let input = call(it, "reshape", smallvec![Value::Tensor(x), shape])?;
-        let product = call(it, "addmm", smallvec![Value::Tensor(b), input, wt])?;
-        let Value::Tensor(p) = product else {
-            return Ok(product);
-        };
-        let mut sizes: Vec<Value> = xs[..last].iter().map(|s| Value::Int(s.clone())).collect();
-        sizes.push(Value::Int(it.m.t(p).sizes()[1].clone()));
-        return call(it, "view", smallvec![Value::Tensor(p), Value::tuple(sizes)]);
+    let contiguous = shape::is_contiguous(xs, xt.strides(), &mut it.m.sizes);
+    if let (true, Some((last, batch))) = (contiguous, xs.split_last()) {
+        if xs.len() == 3 || it.m.t(b).sizes().len() == 1 {
+            let flat = it.m.sizes.prod(batch)?;
+            let shape = Value::tuple(vec![Value::Int(flat), Value::Int(last.clone())]);
+            let input = call(it, "reshape", smallvec![Value::Tensor(x), shape])?;
+            let p = tensor_op(it, "addmm", smallvec![Value::Tensor(b), input, wt], span)?;
+            let mut sizes: Vec<Value> = batch.iter().map(|s| Value::Int(s.clone())).collect();
+            sizes.push(Value::Int(it.m.t(p).sizes()[1].clone()));
+            return call(it, "view", smallvec![Value::Tensor(p), Value::tuple(sizes)]);
+        }
     }
     let output = call(it, "matmul", smallvec![Value::Tensor(x), wt])?;
     call(it, "add", smallvec![output, Value::Tensor(b)])
@@ -5743,36 +5748,29 @@ fn analysis_matmul_view(
     span: Span,
 ) -> OpResult<Option<Value>> {
     let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+    let mut view = meta.clone();
     let (product, op) = if d1 == 1 && d2 == 2 {
         let mut sizes = meta.sizes.clone();
         sizes.insert(0, SymInt::int(1));
-        (sizes, "squeeze")
+        (it.m.contiguous_meta(sizes, meta.dtype)?, "squeeze")
     } else if d2 > d1 && d2 >= 3 && d1 == 2 && matmul_folds(it, t, ot, t_id, o_id) {
         // output = (batch..., p, n) contiguous, then output.mT.
         let n = meta.sizes.len();
         let mut sizes = meta.sizes.clone();
         sizes.swap(n - 1, n - 2);
         let product = it.m.contiguous_meta(sizes, meta.dtype)?;
-        let mut strides = product.strides.clone();
-        strides.swap(n - 1, n - 2);
-        if !shape::is_contiguous(&meta.sizes, &strides, &mut it.m.sizes) {
+        view.strides = product.strides.clone();
+        view.strides.swap(n - 1, n - 2);
+        if !shape::is_contiguous(&view.sizes, &view.strides, &mut it.m.sizes) {
             return Ok(None);
         }
-        (product.sizes, "transpose")
+        (product, "transpose")
     } else {
         return Ok(None);
     };
     let named = named_inputs(a);
-    let product_meta = it.m.contiguous_meta(product, meta.dtype)?;
-    let tmp = it.m.fresh(product_meta, span, "mm");
+    let tmp = it.m.fresh(product, span, "mm");
     it.m.record_history("matmul", false, &named, &[tmp], span)?;
-    let mut view = meta.clone();
-    if op == "transpose" {
-        let n = view.sizes.len();
-        let mut strides = it.m.t(tmp).strides().clone();
-        strides.swap(n - 1, n - 2);
-        view.strides = strides;
-    }
     let v = it.m.view_of(tmp, view, op, false, true, span)?;
     Ok(Some(Value::Tensor(v)))
 }

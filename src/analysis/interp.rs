@@ -729,7 +729,7 @@ impl<'a> Interp<'a> {
                     (None, Value::Op { name, .. }) => &**name == "resize_",
                     _ => false,
                 };
-                if resizes {
+                if resizes && self.m.mode == Mode::Analysis {
                     self.m.bound_tensors = bound_tensors(env);
                 }
                 let v = match method {

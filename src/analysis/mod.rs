@@ -141,20 +141,31 @@ fn run_paced<'a>(
     let result = (|| -> R<Value> {
         let env = &mut env;
         // The oracle's inputs: the named symbols take their hints in order
-        // of first appearance; then, when there are any, every input whose
-        // sizes are all ints gets dynamic sizes too (`DuckSizes`).
+        // of first appearance (all annotations are read first, up to one
+        // that fails); then, when there are any, every input whose sizes are
+        // all ints gets dynamic sizes too (`DuckSizes`).
+        let mut specs: Vec<Option<R<InputSpec>>> = Vec::with_capacity(def.params.len());
         for p in &def.params {
-            if let Some(ann) = p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
-                if input_spec(&mut it, ann).is_err() {
-                    break;
-                }
+            let spec = p
+                .annotation
+                .as_ref()
+                .filter(|a| is_tensor_annotation(a))
+                .map(|ann| input_spec(&mut it, ann));
+            let failed = matches!(spec, Some(Err(_)));
+            specs.push(spec);
+            if failed {
+                break;
             }
         }
         let mut duck = DuckSizes::new(&it.m.sizes.env);
         for (i, p) in def.params.iter().enumerate() {
             match p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
                 Some(ann) => {
-                    let mut spec = input_spec(&mut it, ann)?;
+                    let read = specs.get_mut(i).and_then(Option::take);
+                    let mut spec = match read {
+                        Some(spec) => spec?,
+                        None => input_spec(&mut it, ann)?,
+                    };
                     if let Some(duck) = duck.as_mut() {
                         duck.apply(&mut it.m.sizes, &mut spec);
                     }

@@ -818,6 +818,8 @@ impl Machine {
         sizes: &[SymInt],
         refuse_views: bool,
     ) -> OpResult<()> {
+        // Taken for this call only, whatever it decides.
+        let bound = std::mem::take(&mut self.bound_tensors);
         let t = &self.tensors[target];
         let (Some(offset), Some(have)) = (
             t.offset.as_int(),
@@ -847,9 +849,9 @@ impl Machine {
                 .is_some_and(|&(_, parent)| self.tensors[parent].storage == storage);
             // Another wrapper of the storage that Python holds: its view
             // (or base) keeps the storage's use count above one.
-            let shared = std::mem::take(&mut self.bound_tensors)
-                .into_iter()
-                .any(|t| t != target && self.tensors[t].storage == storage);
+            let shared = bound
+                .iter()
+                .any(|&t| t != target && self.tensors[t].storage == storage);
             if refuse_views && (is_view || shared) {
                 return Err(OpError::new(
                     "other",

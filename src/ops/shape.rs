@@ -425,8 +425,6 @@ pub fn suggest_memory_format(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes
     }
 }
 
-/// c10's `computeStride`: the strides of a view of (`old_sizes`, `old_strides`)
-/// with `new_sizes`, or None when no view can express it.
 /// The sizes `view` gives when the tensor's sizes are symbolic. PyTorch's
 /// fake tensors then run `torch._refs`' `_reshape_view_helper` rather than
 /// the C++ kernel, and its result keeps the input's size expressions where
@@ -497,6 +495,8 @@ pub fn ref_view_sizes(
     Ok(a)
 }
 
+/// c10's `computeStride`: the strides of a view of (`old_sizes`, `old_strides`)
+/// with `new_sizes`, or None when no view can express it.
 pub fn compute_stride(
     old_sizes: &[SymInt],
     old_strides: &[SymInt],
