@@ -1283,6 +1283,10 @@ class Gen:
         if len(items) >= 3 and self.chance(0.2):
             j = self.r.randrange(1, len(items))
             items = items[:j] + [f"[{', '.join(items[j:])}]"]
+        self.emit_return(items)
+
+    def emit_return(self, items):
+        """`return` of the output expressions: one (bare or in a 1-tuple), a list, or a tuple."""
         if len(items) == 1:
             self.emit(f"return {items[0]}" if self.chance(0.9) else f"return ({items[0]},)")
         elif self.chance(0.15):

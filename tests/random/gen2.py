@@ -1700,12 +1700,7 @@ class Gen2(G.Gen):
             items = items[:j] + [nest]
         if len(items) >= 2 and self.chance(0.1):
             items = [f"[{items[0]}, ({items[1]}, None)]"] + items[2:]
-        if len(items) == 1:
-            self.emit(f"return {items[0]}" if self.chance(0.9) else f"return ({items[0]},)")
-        elif self.chance(0.15):
-            self.emit(f"return [{', '.join(items)}]")
-        else:
-            self.emit(f"return {', '.join(items)}")
+        self.emit_return(items)
 
     def program(self):
         self.gen_inputs()
