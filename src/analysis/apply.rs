@@ -2393,6 +2393,11 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                             return Err(oe(code, "split_size can only be 0 if dimension size is 0, but got dimension size of ".to_string() + &n.to_string()));
                         }
                         smallvec![SymInt::int(0)]
+                    } else if n == 0 && it.m.mode == Mode::Analysis {
+                        // Fake tensors run torch/_decomp's split: no chunks,
+                        // then `split_sizes[-1] = ...` on the empty list.
+                        return Err(oe("index-out-of-range", "list assignment index out of range")
+                            .help("the analysis cannot split an empty dimension into pieces of a positive size: skip the split when the dimension is empty"));
                     } else {
                         split_sizes(n, each)
                     }
@@ -3317,7 +3322,11 @@ fn inplace_result(
             index_func_checks(it, a)?;
             Ok(none)
         }
-        "index_put" | "scatter" => Ok(none),
+        "scatter" => {
+            scatter_checks(it, a)?;
+            Ok(none)
+        }
+        "index_put" => Ok(none),
         _ => {
             let (metas, _) = functional(it, op, a, span)?;
             let first = metas.into_iter().next();
@@ -3881,6 +3890,154 @@ fn literal_ints(v: &Value) -> Option<Vec<i64>> {
     let mut out = Vec::new();
     walk(v, &mut out, 0)?;
     Some(out)
+}
+
+/// scatter's and scatter_add's meta checks (`scatter_gather_checks`), in
+/// place or not.
+fn scatter_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
+    let me = a.tensor("self")?;
+    let d = shape::wrap_dim(a.int(it, "dim")?, it.m.t(me).sizes().len())?;
+    let src = match a.get("src") {
+        Value::Tensor(s) => Some(*s),
+        _ => None,
+    };
+    scatter_gather_checks(it, "scatter", me, d, a.tensor("index")?, src)
+}
+
+/// The meta checks of gather, scatter and scatter_add (ATen's
+/// `scatter_gather_dtype_check`, `gather_shape_check` and
+/// `scatter_shape_check`, worded as PyTorch 2.7.1 words them): the index's
+/// dtype and rank, src's dtype and rank, and index sizes no larger than
+/// self's (apart from `dim`) and src's. Sizes not all known: those size
+/// comparisons are skipped.
+fn scatter_gather_checks(
+    it: &Interp,
+    name: &str,
+    me: TensorId,
+    dim: usize,
+    ix: TensorId,
+    src: Option<TensorId>,
+) -> OpResult<()> {
+    let (t, index) = (it.m.t(me), it.m.t(ix));
+    let ints = |dims: &Dims| -> Option<Vec<i64>> { dims.iter().map(SymInt::as_int).collect() };
+    let index_sizes = ints(index.sizes());
+    if index_sizes.as_ref().is_some_and(|s| s.contains(&0)) {
+        // An empty index skips every check.
+        if let Some(s) = src {
+            if name == "scatter" && it.m.t(s).dtype != t.dtype {
+                return Err(oe(
+                    "other",
+                    format!("{name}(): Expected self.dtype to be equal to src.dtype"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    if index.dtype != DType::I64 {
+        return Err(oe(
+            "other",
+            format!("{name}(): Expected dtype int64 for index"),
+        ));
+    }
+    if let Some(s) = src {
+        if it.m.t(s).dtype != t.dtype {
+            return Err(oe(
+                "other",
+                format!("{name}(): Expected self.dtype to be equal to src.dtype"),
+            ));
+        }
+    }
+    // ensure_nonempty_dim / ensure_nonempty_size: a 0-d tensor counts as [1].
+    let rank = |d: &Dims| d.len().max(1);
+    let size_at = |d: &[i64], i: usize| -> i64 {
+        if d.is_empty() {
+            1
+        } else {
+            d.get(i).copied().unwrap_or(1)
+        }
+    };
+    let what = if name == "gather" { "input" } else { "self" };
+    // The analysis's Python meta words sizes as torch.Size and drops "size".
+    let analysis = it.m.mode == Mode::Analysis;
+    let sz = |d: &Dims| {
+        if analysis {
+            format!("torch.Size({})", show(d))
+        } else {
+            show(d)
+        }
+    };
+    if rank(t.sizes()) != rank(index.sizes()) {
+        return Err(oe(
+            "other",
+            format!("Index tensor must have the same number of dimensions as {what} tensor"),
+        ));
+    }
+    let (Some(is), Some(ts)) = (index_sizes, ints(t.sizes())) else {
+        return Ok(());
+    };
+    let n = rank(t.sizes());
+    if name == "gather" {
+        for i in (0..n).filter(|&i| i != dim) {
+            if size_at(&is, i) > size_at(&ts, i) {
+                return Err(oe(
+                    "other",
+                    format!("Size does not match at dimension {i} expected index {} to be no larger than self {} apart from dimension {dim}", sz(index.sizes()), sz(t.sizes())),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let mut wrong = (0..n).any(|i| i != dim && size_at(&is, i) > size_at(&ts, i));
+    let Some(s) = src.map(|s| it.m.t(s)) else {
+        if wrong {
+            return Err(oe(
+                "other",
+                format!(
+                    "Expected index {} to be no larger than self {} apart from dimension {dim}",
+                    sz(index.sizes()),
+                    sz(t.sizes())
+                ),
+            ));
+        }
+        return Ok(());
+    };
+    if !wrong {
+        let src_rank = s.sizes().len();
+        if src_rank != 0 && src_rank < n {
+            // `ensure_nonempty_size(src, d)` reads past src's sizes: a
+            // Python IndexError in the analysis's meta, a dim error in C++.
+            return Err(if analysis {
+                oe("index-out-of-range", "tuple index out of range")
+            } else {
+                oe("dim-out-of-range", format!("Dimension out of range (expected to be in range of [-{src_rank}, {}], but got {src_rank})", src_rank - 1))
+            });
+        }
+        if let Some(ss) = ints(s.sizes()) {
+            wrong = (0..n).any(|i| size_at(&is, i) > size_at(&ss, i));
+        }
+    }
+    if rank(s.sizes()) != rank(index.sizes()) {
+        // The analysis's Python meta checks self's rank again instead.
+        if !analysis {
+            return Err(oe(
+                "other",
+                "Index tensor must have the same number of dimensions as src tensor",
+            ));
+        }
+    }
+    if wrong {
+        return Err(oe(
+            "other",
+            format!(
+                "Expected index {} to be no larger than self {} apart from dimension {dim} and to be no larger {}than src {}",
+                sz(index.sizes()),
+                sz(t.sizes()),
+                if analysis { "" } else { "size " },
+                sz(s.sizes())
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The values an integer creation op gives a tensor, when they are known
@@ -4699,7 +4856,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let ix = a.tensor("index")?;
             if rule == "gather" {
-                shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
+                let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
+                scatter_gather_checks(it, "gather", me.unwrap_or(ix), d, ix, None)?;
             }
             let is = it.m.t(ix).sizes().clone();
             if !it.m.t(ix).dtype.is_integral() || it.m.t(ix).dtype == DType::Bool {
@@ -4721,7 +4879,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "scatter" | "index_add" | "index_fill" | "index_put" => {
             let t = need(&t, op)?;
             if rule == "scatter" {
-                shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
+                scatter_checks(it, a)?;
             }
             if matches!(rule, "index_add" | "index_fill") {
                 index_func_checks(it, a)?;
@@ -5678,7 +5836,9 @@ fn sumproduct_pair(
 fn analysis_wording(it: &Interp, op: &OpDef, e: OpError) -> OpError {
     let reworded = it.m.mode == Mode::Analysis
         && matches!(op.rule, "argmax" | "topk" | "gather" | "scatter")
-        && matches!(e.code, "dim-out-of-range" | "index-out-of-range");
+        && matches!(e.code, "dim-out-of-range" | "index-out-of-range")
+        // A Python IndexError keeps its own wording.
+        && !e.message.ends_with("index out of range");
     if reworded {
         OpError { code: "other", ..e }
     } else {

@@ -518,6 +518,10 @@ pub struct SavedTensor {
     /// then reads its grad_fn when unpacked, and a `detach_()` since
     /// makes that fail.
     pub detachable: bool,
+    /// Saved as the tensor object itself, not as an output of its node
+    /// (SavedVariable's `saved_original_`): unpacking reads its grad_fn,
+    /// which regenerates a stale view's node, and that may raise.
+    pub original: bool,
 }
 
 /// A node's edges to the nodes of its inputs, in order: most nodes have

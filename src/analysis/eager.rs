@@ -79,11 +79,18 @@ pub(crate) fn predict(
     }
     order.sort_unstable_by(|a, b| b.cmp(a));
     for n in order {
-        let node = &m.nodes[n];
-        if node.overlapping_view {
+        let (overlapping_view, wrapped, span, not_implemented) = {
+            let node = &m.nodes[n];
+            (
+                node.overlapping_view,
+                node.next.first().copied(),
+                node.span,
+                node.not_implemented,
+            )
+        };
+        if overlapping_view {
             // CopySlices runs the op's own node first (which unpacks what it
             // saved), then copies the gradient into the view.
-            let wrapped = node.next.first().copied();
             if let Some(d) = wrapped.and_then(|w| stale_saved(m, w)) {
                 return EagerPrediction {
                     forward_error: None,
@@ -93,7 +100,7 @@ pub(crate) fn predict(
             let d = Diagnostic::error(
                 "inplace-overlapping",
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
-                node.span,
+                span,
             )
             .with_label("written in place through a view whose elements share memory")
             .with_help("backward copies the gradient into that view: write to a clone of the expanded tensor, or out of place");
@@ -102,14 +109,14 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
-        if let Some(op) = node.not_implemented {
+        if let Some(op) = not_implemented {
             return EagerPrediction {
                 forward_error: None,
                 backward_error: Some(
                     Diagnostic::error(
                         "other",
                         format!("derivative for {} is not implemented", op.name()),
-                        node.span,
+                        span,
                     )
                     .with_label("backward cannot go through this op")
                     .with_help("detach the result, or compute it under `torch.no_grad()`"),
@@ -128,9 +135,22 @@ pub(crate) fn predict(
 
 /// The error of unpacking a tensor node `n` saved that was modified in
 /// place since.
-fn stale_saved(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
-    let node = &m.nodes[n];
-    for s in &node.saved {
+fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
+    for k in 0..m.nodes[n].saved.len() {
+        let s = m.nodes[n].saved[k].clone();
+        if s.original {
+            // SavedVariable::unpack reads the tensor's grad_fn first: a view
+            // whose base was written since regenerates its node, which
+            // raises for views that forbid it (handle_view_on_rebase).
+            if let Err(e) = m.grad_fn(s.tensor) {
+                let node = &m.nodes[n];
+                return Some(op_error(e, m.tensors[s.tensor].origin).with_secondary(
+                    node.span,
+                    format!("`{}` saved its {} here for backward", node.name, s.role),
+                ));
+            }
+        }
+        let node = &m.nodes[n];
         if s.detachable && m.tensors[s.tensor].grad_fn.is_none() {
             // SavedVariable::unpack checks this before the version.
             let d = Diagnostic::error(

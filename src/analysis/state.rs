@@ -512,6 +512,7 @@ impl Machine {
             role,
             tensor,
             detachable,
+            original,
         });
         Ok(())
     }
