@@ -7,7 +7,7 @@ use super::interp::{op_error, ArgValues, Interp, R};
 use super::state::{Meta, Mode};
 use super::value::{Value, Values};
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
-use crate::ops::{OpClass, OpDef, OpTable};
+use crate::ops::{OpClass, OpDef, OpTable, ParamType};
 use crate::report::Diagnostic;
 use crate::sym::{Dims, SymInt};
 use crate::syntax::ast::{BinOp, CmpOp, Name};
@@ -285,6 +285,30 @@ fn int_list_str(v: &[i64]) -> String {
 
 pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -> R<Value> {
     let a = Args { op, v: args };
+    let wraps = wraps_number(&a);
+    let outer = std::mem::replace(&mut it.m.wrapped_number, wraps);
+    let r = apply_op(it, op, a, span);
+    it.m.wrapped_number = outer;
+    r
+}
+
+/// Does the Python binding wrap a number argument of `a` into a tensor
+/// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
+/// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
+/// `pow(2)`) take it as a Scalar.
+fn wraps_number(a: &Args) -> bool {
+    matches!(
+        a.op.name.trim_end_matches('_'),
+        "add" | "sub" | "subtract" | "mul" | "multiply" | "div" | "divide" | "true_divide" | "rsub"
+    ) && a.op.params.iter().zip(a.v.iter()).any(|(p, v)| {
+        matches!(
+            p.ty,
+            ParamType::TensorOrNumber | ParamType::OptTensorOrNumber
+        ) && matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+    })
+}
+
+fn apply_op(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
         && op.params.iter().any(|p| p.name == "inplace")
@@ -312,7 +336,12 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
             Ok(match r {
                 ViewResult::Same => Value::Tensor(base),
                 ViewResult::View(meta) => {
-                    let v = make_view(it, base, meta, op.name, span)?;
+                    // view(dtype) is not differentiable: a view that does not
+                    // require grad, as `detach` makes.
+                    let dtype_view = op.rule == "view"
+                        && (matches!(a.get("size"), Value::Dtype(_))
+                            || matches!(a.get("size"), Value::None));
+                    let v = make_view(it, base, meta, op.name, !dtype_view, span)?;
                     if op.rule == "unfold" && it.m.mode == Mode::Analysis {
                         let (size, step) = (a.int(it, "size"), a.int(it, "step"));
                         if let (Ok(size), Ok(step)) = (size, step) {
@@ -529,9 +558,10 @@ fn make_view(
     base: TensorId,
     meta: Meta,
     op: &'static str,
+    differentiable: bool,
     span: Span,
 ) -> R<TensorId> {
-    let autograd_view = !matches!(op, "detach");
+    let autograd_view = differentiable && !matches!(op, "detach");
     it.m.view_of(base, meta, op, false, autograd_view, span)
         .map_err(|e| op_error(e, span))
 }
@@ -1133,8 +1163,14 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
     // without a copy of the whole tensor.
     match rule {
         "transpose" => {
-            let d0 = shape::wrap_dim(a.int(it, "dim0")?, nd)?;
-            let d1 = shape::wrap_dim(a.int(it, "dim1")?, nd)?;
+            // swapaxes names its dims axis0 and axis1.
+            let (k0, k1) = if a.op.name.starts_with("swapaxes") {
+                ("axis0", "axis1")
+            } else {
+                ("dim0", "dim1")
+            };
+            let d0 = shape::wrap_dim(a.int(it, k0)?, nd)?;
+            let d1 = shape::wrap_dim(a.int(it, k1)?, nd)?;
             if nd == 0 {
                 return Ok(ViewResult::View(meta));
             }
@@ -1541,19 +1577,36 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             meta = view_as_real_meta(it, &t)?;
         }
         "view_as_complex" => {
+            // ComplexHelper.h's checks, in its order.
             if !matches!(t.dtype, DType::F32 | DType::F64 | DType::F16) {
                 return Err(oe(
                     "other",
-                    "view_as_complex is only supported for float, double and half tensors",
+                    format!("view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {}", torch_type_name(t.dtype)),
                 ));
             }
-            if nd == 0 || !it.m.sizes.eq_int(&t.sizes()[nd - 1], 2) {
+            if nd == 0 {
+                return Err(oe("other", "Input tensor must have one or more dimensions"));
+            }
+            if !it.m.sizes.eq_int(&t.sizes()[nd - 1], 2) {
                 return Err(oe("other", "Tensor must have a last dimension of size 2"));
             }
             if !it.m.sizes.eq_int(&t.strides()[nd - 1], 1) {
                 return Err(oe(
                     "other",
                     "Tensor must have a last dimension with stride 1",
+                ));
+            }
+            let odd = |v: &SymInt| v.as_int().is_some_and(|v| v % 2 != 0);
+            if meta.strides[..nd - 1].iter().any(odd) {
+                return Err(oe(
+                    "other",
+                    "Tensor must have a stride divisible by 2 for all but last dimension",
+                ));
+            }
+            if odd(&meta.offset) {
+                return Err(oe(
+                    "other",
+                    "Tensor must have a storage_offset divisible by 2",
                 ));
             }
             meta.sizes.pop();
@@ -1587,6 +1640,11 @@ fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
     })
 }
 
+/// `view(dtype)` (TensorConversions.cpp's `view_dtype`): the same memory
+/// read as `d`. With a different element size the last dim (stride 1)
+/// grows or shrinks by the ratio, and the other strides and the offset
+/// scale; growing the element size needs the last size, the offset and
+/// the other strides divisible by the ratio.
 fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
     let (a, b) = (t.dtype.itemsize(), d.itemsize());
     let mut meta = Meta {
@@ -1598,17 +1656,31 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
     if a == b {
         return Ok(meta);
     }
+    let (from, to) = (torch_type_name(t.dtype), torch_type_name(d));
     let nd = t.sizes().len();
     if nd == 0 {
         return Err(oe(
             "other",
-            "self.dim() cannot be 0 to view a tensor as a dtype with a different element size",
+            format!("self.dim() cannot be 0 to view {from} as {to} (different element sizes)"),
         ));
     }
-    if !it.m.sizes.eq_int(&t.strides()[nd - 1], 1) {
+    // Checked and known not to divide (symbolic values pass).
+    let indivisible = |v: &SymInt, f: i64| v.as_int().is_some_and(|v| v % f != 0);
+    if a < b {
+        let f = b / a;
+        let last = &t.sizes()[nd - 1];
+        if indivisible(last, f) {
+            return Err(oe("other", format!("self.size(-1) must be divisible by {f} to view {from} as {to} (different element sizes), but got {last}")));
+        }
+        if indivisible(&t.offset, f) {
+            return Err(oe("other", format!("self.storage_offset() must be divisible by {f} to view {from} as {to} (different element sizes), but got {}", t.offset)));
+        }
+    }
+    let last_stride = &t.strides()[nd - 1];
+    if !it.m.sizes.eq_int(last_stride, 1) {
         return Err(oe(
             "other",
-            "self.stride(-1) must be 1 to view a tensor as a dtype with a different element size",
+            format!("self.stride(-1) must be 1 to view {from} as {to} (different element sizes), but got {last_stride}"),
         ));
     }
     if a > b {
@@ -1620,6 +1692,11 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
         meta.offset = meta.offset.mul(&SymInt::int(f))?;
     } else {
         let f = b / a;
+        for (i, s) in t.strides().iter().take(nd - 1).enumerate() {
+            if indivisible(s, f) {
+                return Err(oe("other", format!("self.stride({i}) must be divisible by {f} to view {from} as {to} (different element sizes), but got {s}")));
+            }
+        }
         meta.sizes[nd - 1] = it.m.sizes.floordiv(&t.sizes()[nd - 1], &SymInt::int(f))?;
         for s in meta.strides.iter_mut().take(nd - 1) {
             *s = s.floordiv(&SymInt::int(f))?;
@@ -1665,6 +1742,11 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
         };
         let mut tsize = target[i].clone();
         if tsize.as_int() == Some(-1) {
+            if dim < 0 && it.m.mode == Mode::Analysis {
+                // torch._refs.expand keeps the -1, and validate_shape's
+                // `_check_is_size` fails without a message.
+                return Err(oe("other", "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)"));
+            }
             if dim < 0 {
                 return Err(oe("expand", format!("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")));
             }
@@ -2322,6 +2404,12 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
     let nd = t.sizes().len();
+    if op.rule == "tensor_split" && nd == 0 {
+        return Err(oe(
+            "other",
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
+        ));
+    }
     let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
     if nd == 0 {
         return Err(oe(
@@ -2431,7 +2519,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let k = it.m.sizes.concrete(k, "tensor_split")?;
                 if k <= 0 {
                     return Err(oe(
-                        "split",
+                        "other",
                         format!("number of sections must be larger than 0, got {k}"),
                     ));
                 }
@@ -2462,7 +2550,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     let k = it.m.sizes.concrete(s, "tensor_split")?;
                     if k <= 0 {
                         return Err(oe(
-                            "split",
+                            "other",
                             format!("number of sections must be larger than 0, got {k}"),
                         ));
                     }
@@ -3405,10 +3493,14 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             if it.m.requires_grad(me) && it.m.grad_enabled {
                 return Err(oe("other", "cannot resize variables that require grad"));
             }
-            let sizes = if op.rule == "resize_as" {
-                it.m.t(a.tensor("the_template")?).sizes().clone()
+            let template = if op.rule == "resize_as" {
+                Some(it.m.t(a.tensor("the_template")?).clone())
             } else {
-                a.syms("size")?
+                None
+            };
+            let sizes = match &template {
+                Some(t) => t.sizes().clone(),
+                None => a.syms("size")?,
             };
             for s in &sizes {
                 if it.m.sizes.lt_int(s, 0) {
@@ -3418,12 +3510,28 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                     ));
                 }
             }
-            let fmt = a
-                .memory_format("memory_format")
-                .ok()
-                .flatten()
-                .unwrap_or(MemoryFormat::Contiguous);
-            let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
+            // resize_ keeps the strides when the sizes do not change and no
+            // memory format is asked for; resize_as_ turns preserve_format
+            // into the template's suggested format.
+            let fmt = match (a.memory_format("memory_format").ok().flatten(), &template) {
+                (Some(MemoryFormat::Preserve), Some(t)) => Some(shape::suggest_memory_format(
+                    t.sizes(),
+                    t.strides(),
+                    &mut it.m.sizes,
+                )),
+                (Some(MemoryFormat::Preserve), None) => {
+                    return Err(oe("other", "Unsupported memory format Preserve"));
+                }
+                (f, _) => f,
+            };
+            let strides = match fmt {
+                None if it.m.sizes.eq_dims(&sizes, t.sizes()) => t.strides().clone(),
+                f => shape::format_strides(
+                    &sizes,
+                    f.unwrap_or(MemoryFormat::Contiguous),
+                    &mut it.m.sizes,
+                )?,
+            };
             it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
             Meta {
                 sizes,
@@ -3606,11 +3714,13 @@ pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
         let prev = it.m.grad_fn(x).map_err(|e| op_error(e, span))?;
         let node = it.m.add_node("CustomViewBackward", prev, span);
         it.m.nodes[node].custom = true;
-        let t = &mut it.m.tensors[v];
-        t.grad_fn = Some(node);
-        if let Some(view) = t.view.as_mut() {
-            view.creation_meta = CreationMeta::InCustomFunction;
-        }
+        it.m.tensors[v].grad_fn = Some(node);
+    }
+    // _process_backward_mode_ad marks every view output IN_CUSTOM_FUNCTION,
+    // differentiable or not (an in-place op on it then fails as a view
+    // "created in no_grad mode" inside a custom Function).
+    if let Some(view) = it.m.tensors[v].view.as_mut() {
+        view.creation_meta = CreationMeta::InCustomFunction;
     }
     Ok(Value::Tensor(v))
 }

@@ -43,9 +43,14 @@ pub(crate) fn predict(
     let m = &mut run.interp.m;
     let mut roots: Vec<NodeId> = Vec::new();
     let mut any_grad = false;
+    let mut inference_grad = None;
     for o in &outputs {
         if let FlatOutput::Tensor(t) = o {
-            if m.requires_grad(*t) {
+            if m.requires_grad(*t) && m.tensors[*t].is_inference {
+                // `o.float().sum()` of an inference tensor skips autograd
+                // (it has no autograd keys): its sum does not require grad.
+                inference_grad.get_or_insert(*t);
+            } else if m.requires_grad(*t) {
                 any_grad = true;
                 match m.grad_fn(*t) {
                     Ok(Some(n)) => roots.push(n),
@@ -62,6 +67,21 @@ pub(crate) fn predict(
         }
     }
     if !any_grad {
+        if let Some(t) = inference_grad {
+            // The outputs that require grad are all inference tensors:
+            // the loss does not require grad.
+            let d = Diagnostic::error(
+                "no-grad-fn",
+                "element 0 of tensors does not require grad and does not have a grad_fn",
+                m.tensors[t].origin,
+            )
+            .with_label("an inference tensor that requires grad: ops on it outside inference_mode record no history")
+            .with_help("make the tensor outside inference_mode, or clone it there");
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
         return EagerPrediction::default();
     }
     // Every node reachable from the roots runs in backward and unpacks what it saved.

@@ -45,6 +45,12 @@ pub struct Machine {
     pub geoms: GeometryTable,
     pub grad_enabled: bool,
     pub inference_mode: bool,
+    /// The op being applied got a Python number for a Tensor parameter
+    /// (`c * 2`, `c.add_(1)`): PyTorch wraps it in a tensor made in the
+    /// current mode, which has autograd's dispatch keys outside
+    /// inference_mode even when every tensor operand is an inference
+    /// tensor (`apply` sets it for the op's extent).
+    pub wrapped_number: bool,
     pub autocast: Vec<Autocast>,
     /// Effect tokens discovered (`torch.ops.aten._print`).
     pub tokens: u32,
@@ -122,6 +128,7 @@ impl Machine {
             geoms: GeometryTable::default(),
             grad_enabled: true,
             inference_mode: false,
+            wrapped_number: false,
             autocast: vec![
                 Autocast {
                     device: "cpu".into(),
@@ -308,7 +315,19 @@ impl Machine {
         self.grad_enabled
             && !self.inference_mode
             && dtype.can_require_grad()
+            && self.reaches_autograd(inputs)
             && inputs.iter().any(|&i| self.requires_grad(i))
+    }
+
+    /// Does an op on `inputs` dispatch to autograd at all? Inference
+    /// tensors are made without autograd's dispatch keys, so an op whose
+    /// operands are all inference tensors (and no wrapped number made
+    /// outside inference_mode) skips it: no history, no checks, and a
+    /// result that does not require grad even when an operand does.
+    pub fn reaches_autograd(&self, inputs: &[TensorId]) -> bool {
+        (self.wrapped_number && !self.inference_mode)
+            || inputs.iter().any(|&i| !self.tensors[i].is_inference)
+            || inputs.is_empty()
     }
 
     /// The result of an out-of-place op: a fresh tensor whose autograd node
@@ -611,7 +630,11 @@ impl Machine {
         // inference_mode it is an inference tensor, which carries no
         // autograd view metadata: nothing later regenerates its history or
         // checks how it was made (tests/oracle/inference_mode_views.tp).
-        let autograd_view = autograd_view && !(self.mode == Mode::Analysis && self.inference_mode);
+        // An inference tensor has no ADInplaceOrView key: its views carry no
+        // autograd view metadata either (no `_base`).
+        let autograd_view = autograd_view
+            && !(self.mode == Mode::Analysis && self.inference_mode)
+            && !b.is_inference;
         let view = if autograd_view {
             Some(match &b.view {
                 // A view of a view: the root base, and the stricter CreationMeta.
@@ -836,9 +859,20 @@ impl Machine {
             let Some(n) = s.as_int() else { return Ok(()) };
             numel = numel.saturating_mul(n);
         }
-        let need = offset
-            .saturating_add(numel)
-            .saturating_mul(t.dtype.itemsize());
+        // computeStorageNbytesContiguous: (numel + offset) * itemsize in
+        // 64 bits.
+        let need = numel
+            .checked_add(offset)
+            .and_then(|n| n.checked_mul(t.dtype.itemsize()));
+        let Some(need) = need else {
+            return Err(OpError::new(
+                "other",
+                format!(
+                    "Storage size calculation overflowed with sizes={}",
+                    shape::show(sizes)
+                ),
+            ));
+        };
         if numel == 0 || need <= have {
             return Ok(());
         }
@@ -986,6 +1020,22 @@ impl Machine {
             }
         };
         if t.is_inference && !self.inference_mode {
+            // With autograd's keys (another operand, or a wrapped number),
+            // autograd's leaf check runs before the version bump fails.
+            let mut operands: smallvec::SmallVec<[TensorId; 4]> = others.into();
+            operands.push(target);
+            if self.reaches_autograd(&operands)
+                && self.grad_enabled
+                && self.requires_grad(target)
+                && self.stored_is_leaf(target)
+            {
+                return Err(OpError::new(
+                    "inplace-leaf",
+                    "a leaf Variable that requires grad is being used in an in-place operation.",
+                )
+                .label(t.origin, "the leaf that requires grad")
+                .help("use the out-of-place op (`x = x * 2`), or do it under `torch.no_grad()`"));
+            }
             return Err(OpError::new(
                 "inference-tensor",
                 "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a clone to get a normal tensor before doing inplace update.",

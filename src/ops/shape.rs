@@ -782,7 +782,7 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<D
         Some(i) => {
             if s.eq_int(&known, 0) {
                 return Err(OpError::new(
-                    "invalid-shape",
+                    "other",
                     format!("cannot reshape tensor of {} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous", numel, show(shape)),
                 ));
             }

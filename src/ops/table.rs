@@ -24,7 +24,8 @@ as_strided ; mt ; T self, L size, L stride, I? storage_offset=None ; as_strided 
 expand ; m ; T self, L size, * , B implicit=False ; expand ; view
 expand_as ; m ; T self, T other ; expand_as ; view
 broadcast_to ; mt ; T self, L size ; expand ; view
-transpose swapaxes swapdims ; mt ; T self, I dim0, I dim1 ; transpose ; view
+transpose swapdims ; mt ; T self, I dim0, I dim1 ; transpose ; view
+swapaxes ; mt ; T self, I axis0, I axis1 ; transpose ; view
 t ; mt ; T self ; t ; view
 permute ; mt ; T self, L dims ; permute ; view
 movedim moveaxis ; mt ; T self, A source, A destination ; movedim ; view
@@ -166,13 +167,14 @@ scatter ; mt ; T self, I dim, T index, TS src=None, * , TS value=None, S? reduce
 scatter_add ; mt ; T self, I dim, T index, T src ; scatter ; functional_
 addmm ; mt ; T self, T mat1, T mat2, * , N beta=1, N alpha=1 ; addmm ; functional_
 baddbmm ; mt ; T self, T batch1, T batch2, * , N beta=1, N alpha=1 ; baddbmm ; functional_
-transpose_ swapaxes_ swapdims_ ; m ; T self, I dim0, I dim1 ; transpose ; meta
+transpose_ swapdims_ ; m ; T self, I dim0, I dim1 ; transpose ; meta
+swapaxes_ ; m ; T self, I axis0, I axis1 ; transpose ; meta
 t_ ; m ; T self ; t ; meta
 squeeze_ ; m ; T self, DI? dim=None ; squeeze ; meta
 unsqueeze_ ; m ; T self, I dim ; unsqueeze ; meta
 as_strided_ ; mt ; T self, L size, L stride, I? storage_offset=None ; as_strided ; meta
 resize_ ; m ; T self, L size, * , M? memory_format=None ; resize ; meta
-resize_as_ ; mt ; T self, T the_template ; resize_as ; meta
+resize_as_ ; mt ; T self, T the_template, * , M? memory_format=None ; resize_as ; meta
 detach_ ; mt ; T self ; detach_ ; autograd
 set_ ; m ; T self, T source ; set ; storage
 resize_storage_bytes_ ; i ; T self, I nbytes ; resize_storage ; storage
