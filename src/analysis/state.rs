@@ -175,6 +175,15 @@ impl Machine {
             || t.view.as_ref().is_some_and(|v| self.requires_grad(v.base))
     }
 
+    /// Does `id` give its op a valid gradient edge (a grad_fn, or a leaf's
+    /// grad accumulator)? A view made under no_grad of a base that
+    /// requires grad requires grad itself but has neither until an
+    /// in-place op regenerates its history.
+    pub fn has_grad_edge(&self, id: TensorId) -> bool {
+        let t = &self.tensors[id];
+        self.requires_grad(id) && (t.grad_fn.is_some() || t.view.is_none() || t.requires_grad_flag)
+    }
+
     /// `is_leaf`: no grad_fn (after view grad_fn regeneration).
     pub fn is_leaf(&mut self, id: TensorId) -> OpResult<bool> {
         Ok(self.grad_fn(id)?.is_none())
@@ -488,8 +497,11 @@ impl Machine {
                 Saved::Output(i, _) => (outputs.get(i).copied(), "result"),
             };
             let Some(tensor) = tensor else { continue };
+            // The codegen's guard is `should_compute_output(i)`: input i has
+            // a gradient edge. A view made under no_grad requires grad (its
+            // base does) but has neither a grad_fn nor an accumulator.
             let holds = s.when().holds(
-                |i| arg(i).is_some_and(|t| self.requires_grad(t)),
+                |i| arg(i).is_some_and(|t| self.has_grad_edge(t)),
                 |i| arg(i).is_some(),
             );
             if !holds {

@@ -207,9 +207,15 @@ const RESULT: &[Saved] = &[Out(0, A)];
 const SELF_RESULT: &[Saved] = &[In(0, A), Out(0, A)];
 const BOTH: &[Saved] = &[In(0, A), In(1, A)];
 /// Bilinear: each operand is saved when the other requires grad.
-const CROSS01: &[Saved] = &[In(0, Rg(1)), In(1, Rg(0))];
+///
+/// Each row lists its saved tensors in the order the generated node
+/// declares and unpacks them (first use in derivatives.yaml's formulas,
+/// taken in order): the first formula of a bilinear op uses the second
+/// operand, so that one comes first (`MulBackward0` unpacks `other`, then
+/// `self`). Which error backward raises first depends on it.
+const CROSS01: &[Saved] = &[In(1, Rg(0)), In(0, Rg(1))];
 /// `addmm`-like: `self` is added, the two factors at 1 and 2 cross-saved.
-const CROSS12: &[Saved] = &[In(1, Rg(2)), In(2, Rg(1))];
+const CROSS12: &[Saved] = &[In(2, Rg(1)), In(1, Rg(2))];
 
 /// The table. Keys are unique per (op, inplace).
 pub static TABLE: &[OpSaves] = &[
@@ -225,11 +231,11 @@ pub static TABLE: &[OpSaves] = &[
         "self is saved as a clone of its pre-op value when other requires grad; `y.mul_(y)` fails backward by itself",
     ),
     noted(
-        row("div", false, S_O, &[In(0, Rg(1)), In(1, A)]),
+        row("div", false, S_O, &[In(1, A), In(0, Rg(1))]),
         "both formulas use `other`, so it is saved whenever the node exists; also div.Tensor_mode",
     ),
     noted(row("div", true, S_O, &[In(1, A)]), "`y.div_(y)` fails backward by itself"),
-    comp("true_divide", false, S_O, &[In(0, Rg(1)), In(1, A)], "div"),
+    comp("true_divide", false, S_O, &[In(1, A), In(0, Rg(1))], "div"),
     comp("true_divide", true, S_O, &[In(1, A)], "div_"),
     noted(
         comp("rdiv", false, S_O, NONE, "reciprocal(self) * other"),
@@ -259,10 +265,10 @@ pub static TABLE: &[OpSaves] = &[
     comp("max.other", false, S_O, BOTH, "maximum"),
     comp("min.other", false, S_O, BOTH, "minimum"),
     noted(
-        row("lerp", false, &["self", "end", "weight"], &[In(0, Rg(2)), In(1, Rg(2)), In(2, A)]),
+        row("lerp", false, &["self", "end", "weight"], &[In(2, A), In(1, Rg(2)), In(0, Rg(2))]),
         "lerp.Scalar (number weight) saves nothing",
     ),
-    row("lerp", true, &["self", "end", "weight"], &[In(1, Rg(2)), In(2, A)]),
+    row("lerp", true, &["self", "end", "weight"], &[In(2, A), In(1, Rg(2))]),
     noted(
         row("where", false, &["condition", "self", "other"], &[In(0, A)]),
         "where.ScalarSelf/ScalarOther/Scalar decompose to where.self with wrapped numbers",
@@ -271,8 +277,8 @@ pub static TABLE: &[OpSaves] = &[
     row("masked_fill", true, &["self", "mask", "value"], &[In(1, A)]),
     row("addcmul", false, &["self", "tensor1", "tensor2", "value"], CROSS12),
     row("addcmul", true, &["self", "tensor1", "tensor2", "value"], CROSS12),
-    row("addcdiv", false, &["self", "tensor1", "tensor2", "value"], &[In(1, Rg(2)), In(2, A)]),
-    row("addcdiv", true, &["self", "tensor1", "tensor2", "value"], &[In(1, Rg(2)), In(2, A)]),
+    row("addcdiv", false, &["self", "tensor1", "tensor2", "value"], &[In(2, A), In(1, Rg(2))]),
+    row("addcdiv", true, &["self", "tensor1", "tensor2", "value"], &[In(2, A), In(1, Rg(2))]),
     // ---------------------------------------------------------- pointwise, unary
     row("neg", false, S, NONE),
     row("neg", true, S, NONE),
@@ -1135,13 +1141,14 @@ mod tests {
 
     #[test]
     fn documented_examples() {
-        // mul saves each operand when the other requires grad.
+        // mul saves each operand when the other requires grad, `other`
+        // first (the order MulBackward0 unpacks them).
         let mul = saved_for_backward("mul", false).unwrap();
         assert_eq!(
             mul,
             &[
-                Saved::Input(0, When::InputRequiresGrad(1)),
-                Saved::Input(1, When::InputRequiresGrad(0))
+                Saved::Input(1, When::InputRequiresGrad(0)),
+                Saved::Input(0, When::InputRequiresGrad(1))
             ]
         );
         assert_eq!(
@@ -1150,7 +1157,7 @@ mod tests {
         );
         assert_eq!(
             resolve(mul, rg_of(&[0, 1]), tensors(&[0, 1])),
-            (vec![0, 1], vec![])
+            (vec![1, 0], vec![])
         );
         // `x * 2`: the number is not a tensor anyone can touch.
         assert_eq!(resolve(mul, rg_of(&[0]), tensors(&[0])), (vec![], vec![]));
