@@ -535,6 +535,22 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
             }
         }
     }
+    // The kernel reads the index values: ones tpi knows must fit the dim.
+    if name == "index_copy" {
+        let n = if nd == 0 {
+            Some(1)
+        } else {
+            t.sizes()[dim].as_int()
+        };
+        if let (Some(values), Some(n)) = (it.m.literal_values(index), n) {
+            if let Some(v) = values.iter().find(|&&v| v < -n || v >= n) {
+                return Err(oe(
+                    "index-out-of-range",
+                    format!("index_copy_(): index {v} is out of bounds for dimension {dim} with size {n}"),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -1346,6 +1362,20 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 .iter()
                 .map(|&d| shape::wrap_dim(d, nd))
                 .collect::<OpResult<_>>()?;
+            let repeated = |ds: &[usize]| ds.iter().enumerate().any(|(i, d)| ds[..i].contains(d));
+            for (ds, what) in [(&src, "source"), (&dst, "destination")] {
+                if repeated(ds) {
+                    let raw = a.get(what);
+                    let shown = match raw {
+                        Value::Int(i) => format!("[{i}]"),
+                        _ => int_list_str(&a.ints(it, what)?),
+                    };
+                    return Err(oe(
+                        "other",
+                        format!("movedim: repeated dim in `{what}` ({shown})"),
+                    ));
+                }
+            }
             let mut order: Vec<Option<usize>> = vec![None; nd];
             for (&s, &d) in src.iter().zip(&dst) {
                 order[d] = Some(s);
@@ -1519,6 +1549,17 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             let step = a.int(it, "step")?;
             if step <= 0 {
                 return Err(oe("other", format!("step is {step} but must be > 0")));
+            }
+            if it.m.sizes.lt_int(&size, 0) {
+                return Err(oe(
+                    "other",
+                    if it.m.mode == Mode::Analysis {
+                        // The fake tensor's numel of the negative-size result.
+                        "numel: integer multiplication overflow".to_string()
+                    } else {
+                        format!("size is {size} but must be >= 0")
+                    },
+                ));
             }
             let dim_size = if nd == 0 {
                 SymInt::int(1)
@@ -1887,8 +1928,14 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
             Value::None => Index::None,
             Value::Ellipsis => Index::Ellipsis,
             Value::Tensor(t) => Index::Tensor(t),
-            Value::List(_) => {
-                let t = it.call_op("tensor", smallvec::smallvec![v.clone()], Vec::new(), span)?;
+            Value::List(ref items) => {
+                // An empty list indexes as an empty int64 tensor.
+                let kwargs = if items.borrow().is_empty() {
+                    vec![("dtype".into(), Value::Dtype(DType::I64))]
+                } else {
+                    Vec::new()
+                };
+                let t = it.call_op("tensor", smallvec::smallvec![v.clone()], kwargs, span)?;
                 match t {
                     Value::Tensor(t) => Index::Tensor(t),
                     _ => return Err(err("type", "bad list index", span)),
@@ -2065,7 +2112,6 @@ fn apply_slicing(
 /// fake tensors and checks nothing.
 fn check_literal_index_bounds(
     it: &Interp,
-    idx: &Value,
     src: TensorId,
     advanced: &[(usize, TensorId)],
     span: Span,
@@ -2073,33 +2119,8 @@ fn check_literal_index_bounds(
     if it.m.mode != Mode::Eager {
         return Ok(());
     }
-    let literal = |v: &Value| match v {
-        Value::List(_) => literal_ints(v),
-        _ => None,
-    };
-    let items: Vec<&Value> = match idx {
-        Value::Tuple(items) => items.iter().collect(),
-        other => vec![other],
-    };
-    let lists: Option<Vec<Vec<i64>>> = items
-        .into_iter()
-        .filter(|v| matches!(v, Value::Tensor(_) | Value::List(_)))
-        .map(literal)
-        .collect();
-    let Some(lists) = lists else { return Ok(()) };
-    let len = lists.first().map_or(0, Vec::len);
-    if lists.len() != advanced.len() || len == 0 || lists.iter().any(|l| l.len() != len) {
-        return Ok(());
-    }
     let st = it.m.t(src);
     let env = &it.m.sizes.env;
-    let Some(sizes) = advanced
-        .iter()
-        .map(|(d, _)| st.sizes().get(*d).and_then(|s| env.hint(s)))
-        .collect::<Option<Vec<i64>>>()
-    else {
-        return Ok(());
-    };
     // A result with no elements runs no kernel.
     let empty = st
         .sizes()
@@ -2109,16 +2130,37 @@ fn check_literal_index_bounds(
     if empty {
         return Ok(());
     }
-    for i in 0..len {
-        for (j, (list, &size)) in lists.iter().zip(&sizes).enumerate() {
-            let v = list[i];
-            if v < -size || v >= size {
+    // When tpi knows the values of every index tensor (literal lists and
+    // tensors, integer fills): each against the size of the dim it indexes.
+    let mut known = Vec::new();
+    for &(d, ix) in advanced {
+        let ixt = it.m.t(ix);
+        if matches!(ixt.dtype, DType::Bool | DType::U8) {
+            return Ok(());
+        }
+        match it.m.literal_values(ix) {
+            Some(values) if !values.is_empty() => known.push((d, values)),
+            // An index whose values tpi does not know may fail first.
+            _ => return Ok(()),
+        }
+    }
+    for (d, values) in known {
+        let Some(size) = st.sizes().get(d).and_then(|s| env.hint(s)) else {
+            continue;
+        };
+        if let Some(&v) = values.iter().find(|&&v| v < -size || v >= size) {
+            if size == 0 {
                 return Err(err(
-                    "index-out-of-range",
-                    format!("index {v} is out of bounds for dimension {j} with size {size}"),
+                    "other",
+                    "index is out of bounds for dimension with size 0",
                     span,
                 ));
             }
+            return Err(err(
+                "index-out-of-range",
+                format!("index {v} is out of bounds for dimension {d} with size {size}"),
+                span,
+            ));
         }
     }
     Ok(())
@@ -2140,7 +2182,7 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
         return Ok(Value::Tensor(cur));
     }
     let out = advanced_index(it, cur, &advanced, span)?;
-    check_literal_index_bounds(it, idx, cur, &advanced, span)?;
+    check_literal_index_bounds(it, cur, &advanced, span)?;
     Ok(out)
 }
 
@@ -2166,6 +2208,9 @@ fn advanced_index(
             return Err(err("data-dependent", what, span).with_help(
                 "use torch.where(mask, x, other) or index_select to keep the shape static",
             ));
+        }
+        if data_dependent && !ixt.sizes().is_empty() {
+            check_mask_shapes(it, &st, &[(d, ix)]).map_err(|e| op_error(e, span))?;
         }
         if data_dependent {
             // Eager knows the data: an unknown number of selected elements.
@@ -2268,6 +2313,119 @@ fn advanced_index(
     Ok(Value::Tensor(out))
 }
 
+/// Eager `index_put_`'s shape checks of `x[indices] = value`: each mask
+/// matches the dims it indexes, the index tensors broadcast together, and
+/// the value (without its leading 1s, as setitem views it) expands to the
+/// indexing result. Masks whose number of selected elements tpi does not
+/// know leave the result's shape unknown: no value check then.
+fn index_put_shape_checks(
+    it: &mut Interp,
+    dst: TensorId,
+    advanced: &[(usize, TensorId)],
+    value: &Value,
+) -> OpResult<()> {
+    let st = it.m.t(dst).clone();
+    check_mask_shapes(it, &st, advanced)?;
+    let mut idx_shape = Dims::new();
+    let mut shapes = Vec::new();
+    for &(_, ix) in advanced {
+        let t = it.m.t(ix);
+        if matches!(t.dtype, DType::Bool | DType::U8) {
+            return Ok(());
+        }
+        shapes.push(t.sizes().clone());
+    }
+    for sh in &shapes {
+        idx_shape = shape::broadcast_shapes(&idx_shape, sh, &mut it.m.sizes).map_err(|_| {
+            let all: Vec<String> = shapes.iter().map(|s| show(s)).collect();
+            oe(
+                "broadcast",
+                format!("shape mismatch: indexing tensors could not be broadcast together with shapes {}", all.join(", ")),
+            )
+        })?;
+    }
+    let dims: Vec<usize> = advanced.iter().map(|(d, _)| *d).collect();
+    if dims.iter().any(|&d| d >= st.sizes().len()) {
+        return Ok(());
+    }
+    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let rest = (0..st.sizes().len()).filter(|d| !dims.contains(d));
+    let result: Dims = if adjacent {
+        let first = dims[0];
+        st.sizes()[..first]
+            .iter()
+            .cloned()
+            .chain(idx_shape.iter().cloned())
+            .chain(rest.filter(|&d| d > first).map(|d| st.sizes()[d].clone()))
+            .collect()
+    } else {
+        idx_shape
+            .iter()
+            .cloned()
+            .chain(rest.map(|d| st.sizes()[d].clone()))
+            .collect()
+    };
+    let Value::Tensor(v) = value else {
+        return Ok(());
+    };
+    let vs = it.m.t(*v).sizes().clone();
+    let trimmed: Vec<&SymInt> = vs.iter().skip_while(|s| s.as_int() == Some(1)).collect();
+    let expandable = trimmed.len() <= result.len()
+        && trimmed.iter().rev().zip(result.iter().rev()).all(|(a, b)| {
+            a.as_int() == Some(1)
+                || it.m.sizes.eq(a, b)
+                || a.as_int().is_none()
+                || b.as_int().is_none()
+        });
+    if !expandable {
+        return Err(oe(
+            "broadcast",
+            format!(
+                "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+                show(&vs),
+                show(&result)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Eager indexing checks each boolean (or uint8) mask against the sizes of
+/// the dims it covers before it counts the selected elements.
+fn check_mask_shapes(it: &Interp, st: &Tensor, advanced: &[(usize, TensorId)]) -> OpResult<()> {
+    for &(d, ix) in advanced {
+        let t = it.m.t(ix);
+        if !matches!(t.dtype, DType::Bool | DType::U8) {
+            continue;
+        }
+        for (j, ms) in t.sizes().iter().enumerate() {
+            let Some(ts) = st.sizes().get(d + j) else {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "too many indices for tensor of dimension {}",
+                        st.sizes().len()
+                    ),
+                ));
+            };
+            if let (Some(m), Some(n)) = (ms.as_int(), ts.as_int()) {
+                if m != n {
+                    return Err(oe(
+                        "other",
+                        format!(
+                            "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
+                            show(t.sizes()),
+                            show(st.sizes()),
+                            d + j
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// ATen's `copy_to`: `copy_` when the shapes agree or the value has dims,
 /// `fill_` for a 0-d value into a tensor with dims.
 fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()> {
@@ -2305,6 +2463,9 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 )?
             }
         };
+        if it.m.mode == Mode::Eager {
+            index_put_shape_checks(it, dst, &advanced, &vals).map_err(|e| op_error(e, span))?;
+        }
         let indices = Value::tuple(advanced.iter().map(|(_, ix)| Value::Tensor(*ix)).collect());
         it.call_op(
             "index_put_",
@@ -2312,7 +2473,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             Vec::new(),
             span,
         )?;
-        return check_literal_index_bounds(it, idx, dst, &advanced, span);
+        return check_literal_index_bounds(it, dst, &advanced, span);
     }
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
@@ -2894,6 +3055,13 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
 /// unflatten's sizes for dim `dim` of size `size`, a -1 inferred
 /// (`infer_size_dv`), or its words when they do not multiply up to it.
 fn unflatten_parts(it: &mut Interp, parts: &[SymInt], dim: usize, size: &SymInt) -> OpResult<Dims> {
+    if parts.iter().filter(|p| p.as_int() == Some(-1)).count() > 1 {
+        // infer_size's own error, which unflatten rethrows with its prefix.
+        return Err(oe(
+            "invalid-shape",
+            "unflatten got an unexpected error:\nonly one dimension can be inferred",
+        ));
+    }
     shape::infer_size(parts, size, &mut it.m.sizes).map_err(|_| {
         oe(
             "other",
@@ -3000,6 +3168,65 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
         | "scatter_" | "scatter_add_" => false,
         _ => it.m.mode == Mode::Eager,
     }
+}
+
+/// The memory-overlap checks of the index, scatter and random in-place
+/// ops, which run after their shape checks (checked on torch 2.7.1):
+/// eager refuses an expanded `self` (`assert_no_internal_overlap`) for
+/// index_add_/index_copy_/scatter_/scatter_add_ and the random fills, and
+/// any overlap of `self` with the index, source, mask or values
+/// (`assert_no_overlap`); the analysis's decompositions of uniform_,
+/// normal_ and exponential_ (and of masked_fill_ with a tensor value) end
+/// in a `copy_`, whose meta refuses an expanded `self`.
+fn index_op_overlaps(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpResult<()> {
+    let internal = match it.m.mode {
+        Mode::Eager => matches!(
+            op,
+            "index_add_"
+                | "index_copy_"
+                | "scatter_"
+                | "scatter_add_"
+                | "uniform_"
+                | "normal_"
+                | "bernoulli_"
+                | "exponential_"
+                | "random_"
+        ),
+        Mode::Analysis => {
+            matches!(op, "uniform_" | "normal_" | "exponential_")
+                // torch._refs.masked_fill_ with a tensor value: masked_fill, then copy_.
+                || (op == "masked_fill_" && matches!(a.get("value"), Value::Tensor(_)))
+        }
+    };
+    if internal {
+        it.m.check_no_internal_overlap(me).map_err(|e| {
+            if it.m.mode == Mode::Analysis {
+                OpError {
+                    message: "more than one element of the written-to tensor refers to a single memory location".into(),
+                    ..e
+                }
+            } else {
+                e
+            }
+        })?;
+    }
+    if it.m.mode != Mode::Eager {
+        return Ok(());
+    }
+    let others: &[&str] = match op {
+        "index_add_" | "index_copy_" => &["index", "source"],
+        "index_fill_" => &["index"],
+        "index_put_" => &["values"],
+        "masked_fill_" => &["mask"],
+        "scatter_" | "scatter_add_" => &["index", "src"],
+        _ => &[],
+    };
+    for name in others {
+        if let Value::Tensor(o) = a.get(name) {
+            it.m.check_no_overlap(me, *o)?;
+        }
+    }
+    Ok(())
 }
 
 /// The error for an in-place op whose computed dtype cannot be cast to
@@ -3139,6 +3366,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         it.m.check_no_internal_overlap(me)
             .map_err(|e| op_error(e, span))?;
     }
+    index_op_overlaps(it, op.name, &a, me).map_err(|e| op_error(e, span))?;
     let name = OpTable::get().inplace_name(op.name);
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
@@ -4783,8 +5011,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
             }
             if op.name == "flip" {
+                let mut seen = Vec::new();
                 for d in a.ints(it, "dims")? {
-                    shape::wrap_dim(d, t.sizes().len())?;
+                    let w = shape::wrap_dim(d, t.sizes().len())?;
+                    if seen.contains(&w) {
+                        // The analysis runs torch._refs.flip.
+                        return Err(oe("other", if it.m.mode == Mode::Analysis {
+                            "duplicate value in the list of dims".to_string()
+                        } else {
+                            format!("dim {w} appears multiple times in the list of dims")
+                        }));
+                    }
+                    seen.push(w);
                 }
             }
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))

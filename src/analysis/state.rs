@@ -1311,7 +1311,17 @@ impl Machine {
     /// anything else is "too hard" and passes. An eager check: dynamic sizes
     /// have their hints' values, as they do when the program runs.
     pub fn check_no_partial_overlap(&mut self, target: TensorId, other: TensorId) -> OpResult<()> {
-        if target == other {
+        self.check_overlap(target, other, false)
+    }
+
+    /// `assert_no_overlap(self, other)` (the index ops' checks): as
+    /// `check_no_partial_overlap`, but the same memory fails too.
+    pub fn check_no_overlap(&mut self, target: TensorId, other: TensorId) -> OpResult<()> {
+        self.check_overlap(target, other, true)
+    }
+
+    fn check_overlap(&mut self, target: TensorId, other: TensorId, full: bool) -> OpResult<()> {
+        if target == other && !full {
             return Ok(());
         }
         if self.tensors[target].storage != self.tensors[other].storage {
@@ -1340,7 +1350,7 @@ impl Machine {
         }
         let partial = if ab == bb && ae == be {
             let strides = |t: &Tensor| t.strides().iter().map(|s| env.hint(s)).collect::<Vec<_>>();
-            strides(&a) != strides(&b)
+            full || strides(&a) != strides(&b)
         } else {
             ab < be && bb < ae
         };

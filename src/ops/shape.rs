@@ -990,15 +990,11 @@ pub fn like_strides(
 ) -> OpResult<Dims> {
     match format {
         MemoryFormat::Preserve => {
-            if is_non_overlapping_and_dense(sizes, strides, s) {
-                // torch._refs' empty_like: the layout's dim order, with fresh
-                // strides for size-1 dims.
-                let me = IterOperand { sizes, strides };
-                iterator_output_strides(sizes, &[me], s)
-            } else {
-                let f = suggest_memory_format(sizes, strides, s);
-                format_strides(sizes, f, s)
-            }
+            // torch._refs' empty_like: the layout's dim order, with fresh
+            // strides for size-1 dims; a strided layout that is not dense
+            // keeps its dim order too (ATen's `infer_dense_strides`).
+            let me = IterOperand { sizes, strides };
+            iterator_output_strides(sizes, &[me], s)
         }
         f => format_strides(sizes, f, s),
     }
