@@ -4,47 +4,12 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
-    // PyTorch's test_indexing.py (pytorch/indexing_*.tp). The fake tensor of a
-    // literal with at most one element keeps its value (a constant), so the
-    // analysis can index with a 0-dim integer tensor (a select) or a 0-dim or
-    // one-element mask; tpi keeps literal values for the eager run only.
+    // PyTorch's test_indexing.py (pytorch/indexing_*.tp). FakeTensor
+    // constants propagate through ops (`one.int()`); tpi keeps only the
+    // literals' own.
     (
         "pytorch/indexing_2.tp:test_getitem_scalars",
         "fake-tensor constants not modelled",
-    ),
-    (
-        "pytorch/indexing_3.tp:test_boolean_indexing_onedim",
-        "fake-tensor constants not modelled",
-    ),
-    (
-        "pytorch/indexing_3.tp:test_boolean_indexing_weirdness_tensors_error",
-        "fake-tensor constants not modelled",
-    ),
-    // A 0-dim bool/uint8 index unsqueezes a new dim indexed by [0] or []
-    // (applySlicing's boolToIndexingTensor); tpi treats it as a mask over a dim.
-    (
-        "pytorch/indexing_2.tp:test_index_getitem_copy_bools_slices",
-        "0-dim bool index not modelled",
-    ),
-    (
-        "pytorch/indexing_2.tp:test_index_setitem_bools_slices",
-        "0-dim bool index not modelled",
-    ),
-    (
-        "pytorch/indexing_2.tp:test_index_scalar_with_bool_mask",
-        "0-dim bool index not modelled",
-    ),
-    (
-        "pytorch/indexing_2.tp:test_setitem_expansion_error",
-        "0-dim bool index not modelled",
-    ),
-    (
-        "pytorch/indexing_3.tp:test_boolean_indexing_weirdness_tensors",
-        "0-dim bool index not modelled",
-    ),
-    (
-        "pytorch/indexing_3.tp:test_boolean_indexing_alldims",
-        "0-dim bool index not modelled",
     ),
     // A list of fewer than 32 sequences indexes as a tuple of them (NumPy's rule).
     (

@@ -1969,10 +1969,17 @@ fn apply_slicing(
         _ => None,
     };
     let nd = stale.as_ref().map_or(it.m.t(t).sizes().len(), |s| s.len());
-    let specified = items
+    // count_specified_dimensions: a mask (bool or uint8) counts its dims.
+    let specified: usize = items
         .iter()
-        .filter(|i| !matches!(i, Index::None | Index::Ellipsis | Index::Bool))
-        .count();
+        .map(|i| match i {
+            Index::None | Index::Ellipsis | Index::Bool => 0,
+            Index::Tensor(ix) if matches!(it.m.t(*ix).dtype, DType::Bool | DType::U8) => {
+                it.m.t(*ix).sizes().len()
+            }
+            _ => 1,
+        })
+        .sum();
     if nd == 0 && items.iter().any(|i| matches!(i, Index::Int(_))) {
         return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
     }
@@ -2087,6 +2094,61 @@ fn apply_slicing(
                             .map_err(|e| op_error(e, span))?;
                 }
             }
+            Index::Tensor(ix)
+                if it.m.t(*ix).sizes().is_empty() && it.m.constant_value(*ix).is_some() =>
+            {
+                // applySlicing reads a 0-dim integer index's value (`item()`):
+                // an integer selects; a bool (or uint8) adds a dim of size 1
+                // or 0 (an unsqueeze indexed by `[0]` or `[]`).
+                let v = it.m.constant_value(*ix).unwrap_or(0);
+                let tt = it.m.t(cur).clone();
+                if matches!(it.m.t(*ix).dtype, DType::Bool | DType::U8) {
+                    let mut meta = it.m.meta_of(cur);
+                    shape::unsqueeze_geometry(
+                        &mut meta.sizes,
+                        &mut meta.strides,
+                        dim,
+                        &mut it.m.sizes,
+                    )
+                    .map_err(|e| op_error(e, span))?;
+                    cur =
+                        it.m.view_of(cur, meta, "unsqueeze", false, true, span)
+                            .map_err(|e| op_error(e, span))?;
+                    let picks: Vec<Value> = if v != 0 {
+                        vec![Value::Int(SymInt::int(0))]
+                    } else {
+                        vec![]
+                    };
+                    let index = it.call_op(
+                        "tensor",
+                        smallvec::smallvec![Value::list(picks)],
+                        vec![("dtype".into(), Value::Dtype(DType::I64))],
+                        span,
+                    )?;
+                    if let Value::Tensor(index) = index {
+                        advanced.push((dim, index));
+                    }
+                    dim += 1;
+                } else {
+                    if tt.sizes().is_empty() {
+                        return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
+                    }
+                    let i = SymInt::int(v);
+                    let meta = select_meta(it, &tt, dim, i.clone()).map_err(|_| {
+                        err(
+                            "index-out-of-range",
+                            format!(
+                                "index {v} is out of bounds for dimension {dim} with size {}",
+                                tt.sizes()[dim]
+                            ),
+                            span,
+                        )
+                    })?;
+                    cur =
+                        it.m.view_of(cur, meta, "select", false, true, span)
+                            .map_err(|e| op_error(e, span))?;
+                }
+            }
             Index::Tensor(ix) => {
                 advanced.push((dim, *ix));
                 dim += 1;
@@ -2169,7 +2231,8 @@ fn check_literal_index_bounds(
 pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
     let items = parse_index(it, idx, span)?;
     let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
-    let (cur, advanced) = apply_slicing(it, t, &items, span, single)?;
+    let (cur, mut advanced) = apply_slicing(it, t, &items, span, single)?;
+    resolve_known_masks(it, cur, &mut advanced, span)?;
     if advanced.is_empty() {
         if cur == t {
             // x[:, :] returns a fresh alias, never x itself.
@@ -2184,6 +2247,44 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
     let out = advanced_index(it, cur, &advanced, span)?;
     check_literal_index_bounds(it, cur, &advanced, span)?;
     Ok(out)
+}
+
+/// A 1-d mask whose values tpi knows (a FakeTensor constant in the
+/// analysis, a literal in eager) selects known positions: index with them
+/// (`nonzero` of a constant is a constant), after the mask's shape check.
+fn resolve_known_masks(
+    it: &mut Interp,
+    src: TensorId,
+    advanced: &mut [(usize, TensorId)],
+    span: Span,
+) -> R<()> {
+    for k in 0..advanced.len() {
+        let (d, ix) = advanced[k];
+        let t = it.m.t(ix);
+        if !matches!(t.dtype, DType::Bool | DType::U8) || t.sizes().len() != 1 {
+            continue;
+        }
+        let Some(values) = it.m.known_mask(ix) else {
+            continue;
+        };
+        let st = it.m.t(src).clone();
+        check_mask_shapes(it, &st, &[(d, ix)]).map_err(|e| op_error(e, span))?;
+        let picks: Vec<Value> = values
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0)
+            .map(|(i, _)| Value::Int(SymInt::int(i as i64)))
+            .collect();
+        if let Value::Tensor(index) = it.call_op(
+            "tensor",
+            smallvec::smallvec![Value::list(picks)],
+            vec![("dtype".into(), Value::Dtype(DType::I64))],
+            span,
+        )? {
+            advanced[k] = (d, index);
+        }
+    }
+    Ok(())
 }
 
 /// `aten.index`: a copy with the indexed dims replaced by the broadcast index shape.
@@ -2448,8 +2549,9 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     let items = parse_index(it, idx, span)?;
     // Indexing calls select/slice/unsqueeze/alias from C++.
     let entry = it.m.inference_mode;
-    let (dst, advanced) =
+    let (dst, mut advanced) =
         it.dispatched_view(entry, |it| apply_slicing(it, t, &items, span, false))?;
+    resolve_known_masks(it, dst, &mut advanced, span)?;
     if !advanced.is_empty() {
         let vals = match value {
             Value::Tensor(v) => Value::Tensor(v),
@@ -4152,11 +4254,19 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
         dtype,
     };
     let integral = meta.dtype.is_integral() && meta.dtype != DType::Bool;
+    // The analysis's fake tensor of a `torch.tensor` literal with at most one
+    // element keeps its value (a FakeTensor constant), and `item()` reads it.
+    let fake_constant = op.name == "tensor"
+        && (integral || meta.dtype == DType::Bool)
+        && meta
+            .sizes
+            .iter()
+            .all(|s| s.as_int().is_some_and(|n| n <= 1));
     let id = it.m.fresh(meta, span, op.name);
     if requires_grad {
         it.m.tensors[id].requires_grad_flag = true;
     }
-    if integral && it.m.mode == Mode::Eager {
+    if (integral && it.m.mode == Mode::Eager) || fake_constant {
         if let Some(values) = created_values(it, op, a, id) {
             let version = it.m.versions[it.m.tensors[id].version];
             it.m.literals.insert(id, (version, values.into()));

@@ -192,8 +192,33 @@ impl Machine {
     /// The literal values of tensor `id` (`literals`), unless it was
     /// written in place since it was made.
     pub fn literal_values(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
+        // The analysis records only fake-tensor constants (`constant_value`):
+        // its kernels' index checks do not read values.
+        if self.mode == Mode::Analysis {
+            return None;
+        }
+        self.known_values(id)
+    }
+
+    fn known_values(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
         let (version, values) = self.literals.get(&id)?;
         (self.versions[self.tensors[id].version] == *version).then(|| values.clone())
+    }
+
+    /// The values of a mask tpi knows (`constant_value`'s rule for any
+    /// number of elements).
+    pub fn known_mask(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
+        self.known_values(id)
+    }
+
+    /// The value of a one-element tensor whose value tpi knows: in the
+    /// analysis, a FakeTensor constant (a `torch.tensor` literal), which
+    /// `item()` reads; in eager, any literal.
+    pub fn constant_value(&self, id: TensorId) -> Option<i64> {
+        match *self.known_values(id)? {
+            [v] => Some(v),
+            _ => None,
+        }
     }
 
     /// C++'s `tensor.is_leaf()` (`check_inplace`, `requires_grad_`): reads
