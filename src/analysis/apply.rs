@@ -2258,8 +2258,8 @@ fn resolve_known_masks(
     advanced: &mut [(usize, TensorId)],
     span: Span,
 ) -> R<()> {
-    for k in 0..advanced.len() {
-        let (d, ix) = advanced[k];
+    for entry in advanced.iter_mut() {
+        let (d, ix) = *entry;
         let t = it.m.t(ix);
         if !matches!(t.dtype, DType::Bool | DType::U8) || t.sizes().len() != 1 {
             continue;
@@ -2281,7 +2281,7 @@ fn resolve_known_masks(
             vec![("dtype".into(), Value::Dtype(DType::I64))],
             span,
         )? {
-            advanced[k] = (d, index);
+            *entry = (d, index);
         }
     }
     Ok(())
