@@ -1232,7 +1232,9 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 return view_dtype(it, &t, *d).map(ViewResult::View);
             }
             let target = if rule == "view_as" {
-                it.m.t(a.tensor("other")?).sizes().clone()
+                // view_as reads `other`'s sizes as Python sees them (stale
+                // after set_()).
+                it.m.python_geometry(a.tensor("other")?).sizes().clone()
             } else {
                 a.syms("size")?
             };
@@ -3238,6 +3240,10 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
             let meta = it.m.contiguous_meta(sizes, dtype)?;
             let out =
                 it.m.op_result(meta, "_unsafe_view", &[("self", Some(me))], span)?;
+            if it.m.mode == Mode::Analysis {
+                let source = it.m.t(me).sizes().clone();
+                it.m.unsafe_view_sources.insert(out, source);
+            }
             Ok(Value::Tensor(out))
         }
     }
@@ -3862,6 +3868,9 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                     &mut it.m.sizes,
                 )?,
             };
+            if op.rule == "resize_as" && it.m.mode == Mode::Analysis {
+                resize_as_view_inverse(it, me, &sizes)?;
+            }
             it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
             Meta {
                 sizes,
@@ -4032,10 +4041,70 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
     }
 }
 
+/// Functionalization makes `resize_as_` a data mutation: its result goes
+/// back to the base through the view's inverse. Through a reshaping view
+/// (`view`, `reshape`, matmul's `_unsafe_view`) that inverse views the new
+/// value with the base's sizes, which fails when `resize_as_` changed the
+/// number of elements. Other views' inverses pass (tests/oracle/resize_as_views.tp).
+fn resize_as_view_inverse(it: &mut Interp, me: TensorId, sizes: &[SymInt]) -> OpResult<()> {
+    let t = it.m.t(me);
+    let base_sizes = match it.m.provenance.parent(me) {
+        Some(p) if it.m.t(p).storage == t.storage => {
+            let reshaping = matches!(
+                t.origin_op.as_str(),
+                "view" | "view_as" | "reshape" | "flatten" | "unflatten"
+            );
+            if !reshaping {
+                return Ok(());
+            }
+            it.m.t(p).sizes().clone()
+        }
+        _ => match it.m.unsafe_view_sources.get(&me) {
+            Some(sizes) => sizes.clone(),
+            None => return Ok(()),
+        },
+    };
+    let old = it.m.sizes.prod(t.sizes())?;
+    let new = it.m.sizes.prod(sizes)?;
+    if it.m.sizes.eq(&old, &new) {
+        return Ok(());
+    }
+    Err(oe(
+        "invalid-shape",
+        format!(
+            "shape '{}' is invalid for input of size {new}",
+            show(&base_sizes)
+        ),
+    )
+    .help("resize the base tensor, or clone the view before resizing it"))
+}
+
 /// `custom_view(x)`: the output of a custom autograd.Function whose forward
 /// returns `x.view_as(x)`.
 pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
-    let meta = it.m.meta_of(x);
+    let mut meta = it.m.meta_of(x);
+    if let Some(stale) = it.m.stale_python_sizes(x).cloned() {
+        // `x.view_as(x)` views the real tensor with the sizes Python sees.
+        let numel = it.m.numel(x).map_err(|e| op_error(e, span))?;
+        let sizes =
+            shape::infer_size(&stale, &numel, &mut it.m.sizes).map_err(|e| op_error(e, span))?;
+        let strides = shape::compute_stride(meta.sizes.as_slice(), meta.strides.as_slice(), &sizes, &mut it.m.sizes)
+            .map_err(|e| op_error(e, span))?
+            .ok_or_else(|| {
+                err(
+                    "view-stride",
+                    format!(
+                        "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces): cannot view a tensor with shape {} and strides {} as shape {}",
+                        show(&meta.sizes),
+                        show(&meta.strides),
+                        show(&sizes)
+                    ),
+                    span,
+                )
+            })?;
+        meta.sizes = sizes;
+        meta.strides = strides;
+    }
     let records = it.m.records_grad(&[x], meta.dtype);
     let v =
         it.m.view_of(x, meta, "view_as", false, true, span)
@@ -5012,6 +5081,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 it.m.record_history("matmul", false, &named, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
                 return Ok((vec![], Some(Value::Tensor(v))));
+            }
+            if rule == "matmul" && it.m.mode == Mode::Analysis && d1 >= 3 && d2 <= 2 {
+                // The fold: `_unsafe_view(t1_folded.mm(t2), output_shape)` (or
+                // mv), whose product has the leading dims folded into one.
+                let out = it.m.fresh(meta.clone(), span, "matmul");
+                it.m.record_history("matmul", false, &named_inputs(a), &[out], span)?;
+                let lead = if d2 == 2 { meta.sizes.len() - 1 } else { meta.sizes.len() };
+                let mut source: Dims = smallvec![it.m.sizes.prod(&meta.sizes[..lead])?];
+                source.extend(meta.sizes[lead..].iter().cloned());
+                it.m.unsafe_view_sources.insert(out, source);
+                return Ok((vec![], Some(Value::Tensor(out))));
             }
             Ok((vec![meta], None))
         }
@@ -6138,7 +6218,13 @@ fn unsafe_view(it: &mut Interp, t: TensorId, shape: Dims, span: Span) -> OpResul
     let sizes = shape::infer_size(&shape, &numel, &mut it.m.sizes)?;
     let dtype = it.m.t(t).dtype;
     let meta = it.m.contiguous_meta(sizes, dtype)?;
-    it.m.op_result(meta, "_unsafe_view", &[("self", Some(t))], span)
+    let out =
+        it.m.op_result(meta, "_unsafe_view", &[("self", Some(t))], span)?;
+    if it.m.mode == Mode::Analysis {
+        let source = it.m.t(t).sizes().clone();
+        it.m.unsafe_view_sources.insert(out, source);
+    }
+    Ok(out)
 }
 
 /// `t.sum(dims, keepdim=True)`, as einsum's C++ calls it.

@@ -93,6 +93,10 @@ pub struct Machine {
     pub grown_by_resize: rustc_hash::FxHashSet<TensorId>,
     /// The window size and step of each `unfold` view (analysis only; few).
     pub unfold_windows: rustc_hash::FxHashMap<TensorId, (i64, i64)>,
+    /// The tensor each `_unsafe_view` result was made from (analysis only):
+    /// functionalization keeps them aliased (`_unsafe_view_functionalize`),
+    /// so a `resize_as_` of the result goes back through a view inverse.
+    pub unsafe_view_sources: rustc_hash::FxHashMap<TensorId, Dims>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -150,6 +154,7 @@ impl Machine {
             made_after_metadata_change: Default::default(),
             grown_by_resize: Default::default(),
             unfold_windows: Default::default(),
+            unsafe_view_sources: Default::default(),
             bound_tensors: Vec::new(),
         }
     }
