@@ -407,6 +407,11 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
         _ => None,
     };
     let numel = it.m.sizes.prod(ix.sizes())?;
+    if a.op.name == "index_copy" {
+        if let Value::Tensor(s) = a.get("source") {
+            autocast_promote(it, &[me, *s])?;
+        }
+    }
     if it.m.mode == Mode::Analysis {
         if name == "index_copy" {
             return Ok(());
@@ -4657,6 +4662,40 @@ fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Dims, DType)> {
 /// (a view, the input itself, a redirected op).
 type FnOut = (Vec<Meta>, Option<Value>);
 
+/// CPU autocast's `promote` ops (cat, stack, index_copy): `prioritize`
+/// walks the floating operands from the autocast dtype, widening to float32
+/// when one is float32 and skipping float64; any other mix (a float16
+/// operand under bfloat16 autocast before any float32 one) fails.
+fn autocast_promote(it: &Interp, tensors: &[TensorId]) -> OpResult<()> {
+    let Some(lower) =
+        it.m.autocast
+            .iter()
+            .find(|a| a.enabled && a.device == "cpu")
+            .map(|a| a.dtype)
+    else {
+        return Ok(());
+    };
+    let mut current = lower;
+    for &t in tensors {
+        let next = it.m.t(t).dtype;
+        if !next.is_floating() || next == DType::F64 {
+            continue;
+        }
+        if current == DType::F32 || next == DType::F32 {
+            current = DType::F32;
+        } else if !(current == lower && next == lower) {
+            return Err(oe(
+                "other",
+                "Unexpected floating ScalarType in at::autocast::prioritize",
+            )
+            .help(
+                "cast the operands to one dtype (or float32) before concatenating under autocast",
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
     const LOWER: &[&str] = &[
         "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "mv", "dot", "einsum",
@@ -5222,6 +5261,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if ts.is_empty() {
                 return Err(oe("cat-shape", format!("{}(): expected a non-empty list of Tensors", op.name)));
             }
+            autocast_promote(it, &ts)?;
             let metas: Vec<Tensor> = ts.iter().map(|&x| it.m.t(x).clone()).collect();
             let ops: Vec<Operand> = ts.iter().map(|&x| Operand::Tensor(x)).collect();
             let mut dtype = metas[0].dtype;
