@@ -509,7 +509,12 @@ pub fn collect(
                 let st = m.storages[t.storage].clone();
                 let (mutations, mutations_omitted) = input_mutations(m, &events, *id, t.storage);
                 let raw_data = st.mutations > 0;
-                let storage_changed = t.storage_changed && *storage != t.storage;
+                // has_metadata_mutation(check_only_storage_mutation): a set_()
+                // happened and the inner tensor's storage is not the input's.
+                // A set_() back onto the input's own storage counts too when
+                // the storage was written: a data mutation replaces the inner
+                // tensor with a fresh one (pytorch's "pessimistic" note).
+                let storage_changed = t.storage_changed && (*storage != t.storage || raw_data);
                 // has_metadata_mutation: a storage swapped by set_() is a
                 // metadata mutation; otherwise a flagged tensor's own sizes
                 // and strides (the FunctionalTensor's, `python_geom`: a write
