@@ -2596,7 +2596,16 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 _ => None,
             };
             let stale_value = stale.is_some();
-            let ds = it.m.t(dst).sizes().clone();
+            // `x[...] = v` after set_(): copy_to reads the alias's sizes as
+            // Python sees them, x's stale ones, and expands the value to them.
+            let whole = matches!(items.as_slice(), [Index::Ellipsis]);
+            let stale_dst = match it.m.mode {
+                Mode::Analysis if whole && !it.m.python_geom.is_empty() => {
+                    it.m.stale_python_sizes(t).cloned()
+                }
+                _ => None,
+            };
+            let ds = stale_dst.unwrap_or_else(|| it.m.t(dst).sizes().clone());
             let vs = stale.unwrap_or_else(|| it.m.t(v).sizes().clone());
             if !vs.is_empty() && vs != ds && !stale_value {
                 // copy_to: expand_inplace(dst, value) first.
