@@ -338,9 +338,8 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value
                 ViewResult::View(meta) => {
                     // view(dtype) is not differentiable: a view that does not
                     // require grad, as `detach` makes.
-                    let dtype_view = op.rule == "view"
-                        && (matches!(a.get("size"), Value::Dtype(_))
-                            || matches!(a.get("size"), Value::None));
+                    let dtype_view =
+                        op.rule == "view" && matches!(a.get("size"), Value::Dtype(_) | Value::None);
                     let v = make_view(it, base, meta, op.name, !dtype_view, span)?;
                     if op.rule == "unfold" && it.m.mode == Mode::Analysis {
                         let (size, step) = (a.int(it, "size"), a.int(it, "step"));
@@ -1243,27 +1242,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             } else {
                 a.syms("size")?
             };
-            let numel = it.m.numel(me)?;
-            let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
-            match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? {
-                Some(strides) => {
-                    meta.sizes =
-                        shape::ref_view_sizes(t.sizes(), Some(t.strides()), sizes, &mut it.m.sizes)?;
-                    meta.strides = strides;
-                }
-                None => {
-                    return Err(oe(
-                        "view-stride",
-                        format!(
-                            "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces): cannot view a tensor with shape {} and strides {} as shape {}",
-                            show(t.sizes()),
-                            show(t.strides()),
-                            show(&sizes)
-                        ),
-                    )
-                    .help("use .reshape(...) instead, which copies when a view is impossible"))
-                }
-            }
+            view_sizes(it, &t, &target, &mut meta)?;
         }
         "as_strided" => {
             let sizes = a.syms("size")?;
@@ -1688,6 +1667,30 @@ fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
     })
 }
 
+/// `view(size)` of `t` into `meta`: the size with its -1 inferred, and the
+/// strides `computeStride` finds, or the view error when there are none.
+fn view_sizes(it: &mut Interp, t: &Tensor, target: &[SymInt], meta: &mut Meta) -> OpResult<()> {
+    let numel = it.m.sizes.prod(t.sizes())?;
+    let sizes = shape::infer_size(target, &numel, &mut it.m.sizes)?;
+    match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? {
+        Some(strides) => {
+            meta.sizes = shape::ref_view_sizes(t.sizes(), Some(t.strides()), sizes, &mut it.m.sizes)?;
+            meta.strides = strides;
+            Ok(())
+        }
+        None => Err(oe(
+            "view-stride",
+            format!(
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces): cannot view a tensor with shape {} and strides {} as shape {}",
+                show(t.sizes()),
+                show(t.strides()),
+                show(&sizes)
+            ),
+        )
+        .help("use .reshape(...) instead, which copies when a view is impossible")),
+    }
+}
+
 /// `view(dtype)` (TensorConversions.cpp's `view_dtype`): the same memory
 /// read as `d`. With a different element size the last dim (stride 1)
 /// grows or shrinks by the ratio, and the other strides and the offset
@@ -2001,6 +2004,18 @@ fn apply_slicing(
     let mut dim = 0usize;
     let mut advanced = Vec::new();
     for item in items {
+        // applySlicing reads a 0-dim integer index's value (`item()`) and
+        // selects with it as with an int (after counting it as a tensor).
+        let known_int = match item {
+            Index::Tensor(ix)
+                if it.m.t(*ix).sizes().is_empty()
+                    && !matches!(it.m.t(*ix).dtype, DType::Bool | DType::U8) =>
+            {
+                it.m.constant_value(*ix).map(|v| Index::Int(SymInt::int(v)))
+            }
+            _ => None,
+        };
+        let item = known_int.as_ref().unwrap_or(item);
         if stale.is_some() {
             // A dim the stale rank allows may not exist: the op's own check.
             let real = it.m.t(cur).sizes().len();
@@ -2084,12 +2099,7 @@ fn apply_slicing(
                 dim += 1;
             }
             Index::None => {
-                let mut meta = it.m.meta_of(cur);
-                shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, dim, &mut it.m.sizes)
-                    .map_err(|e| op_error(e, span))?;
-                cur =
-                    it.m.view_of(cur, meta, "unsqueeze", false, true, span)
-                        .map_err(|e| op_error(e, span))?;
+                cur = unsqueeze_at(it, cur, dim, span)?;
                 dim += 1;
             }
             Index::Ellipsis => {
@@ -2104,57 +2114,14 @@ fn apply_slicing(
             Index::Tensor(ix)
                 if it.m.t(*ix).sizes().is_empty() && it.m.constant_value(*ix).is_some() =>
             {
-                // applySlicing reads a 0-dim integer index's value (`item()`):
-                // an integer selects; a bool (or uint8) adds a dim of size 1
-                // or 0 (an unsqueeze indexed by `[0]` or `[]`).
+                // A 0-dim bool (or uint8) index adds a dim of size 1 or 0: an
+                // unsqueeze indexed by `[0]` or `[]` (boolToIndexingTensor).
+                // A 0-dim integer index with a known value is an `Index::Int`.
                 let v = it.m.constant_value(*ix).unwrap_or(0);
-                let tt = it.m.t(cur).clone();
-                if matches!(it.m.t(*ix).dtype, DType::Bool | DType::U8) {
-                    let mut meta = it.m.meta_of(cur);
-                    shape::unsqueeze_geometry(
-                        &mut meta.sizes,
-                        &mut meta.strides,
-                        dim,
-                        &mut it.m.sizes,
-                    )
-                    .map_err(|e| op_error(e, span))?;
-                    cur =
-                        it.m.view_of(cur, meta, "unsqueeze", false, true, span)
-                            .map_err(|e| op_error(e, span))?;
-                    let picks: Vec<Value> = if v != 0 {
-                        vec![Value::Int(SymInt::int(0))]
-                    } else {
-                        vec![]
-                    };
-                    let index = it.call_op(
-                        "tensor",
-                        smallvec::smallvec![Value::list(picks)],
-                        vec![("dtype".into(), Value::Dtype(DType::I64))],
-                        span,
-                    )?;
-                    if let Value::Tensor(index) = index {
-                        advanced.push((dim, index));
-                    }
-                    dim += 1;
-                } else {
-                    if tt.sizes().is_empty() {
-                        return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
-                    }
-                    let i = SymInt::int(v);
-                    let meta = select_meta(it, &tt, dim, i.clone()).map_err(|_| {
-                        err(
-                            "index-out-of-range",
-                            format!(
-                                "index {v} is out of bounds for dimension {dim} with size {}",
-                                tt.sizes()[dim]
-                            ),
-                            span,
-                        )
-                    })?;
-                    cur =
-                        it.m.view_of(cur, meta, "select", false, true, span)
-                            .map_err(|e| op_error(e, span))?;
-                }
+                cur = unsqueeze_at(it, cur, dim, span)?;
+                let picks: &[i64] = if v != 0 { &[0] } else { &[] };
+                advanced.push((dim, long_index(it, picks, span)?));
+                dim += 1;
             }
             Index::Tensor(ix) => {
                 advanced.push((dim, *ix));
@@ -2271,27 +2238,44 @@ fn resolve_known_masks(
         if !matches!(t.dtype, DType::Bool | DType::U8) || t.sizes().len() != 1 {
             continue;
         }
-        let Some(values) = it.m.known_mask(ix) else {
+        let Some(values) = it.m.known_values(ix) else {
             continue;
         };
         let st = it.m.t(src).clone();
         check_mask_shapes(it, &st, &[(d, ix)]).map_err(|e| op_error(e, span))?;
-        let picks: Vec<Value> = values
-            .iter()
-            .enumerate()
+        let picks: Vec<i64> = (0i64..)
+            .zip(values.iter())
             .filter(|(_, &v)| v != 0)
-            .map(|(i, _)| Value::Int(SymInt::int(i as i64)))
+            .map(|(i, _)| i)
             .collect();
-        if let Value::Tensor(index) = it.call_op(
-            "tensor",
-            smallvec::smallvec![Value::list(picks)],
-            vec![("dtype".into(), Value::Dtype(DType::I64))],
-            span,
-        )? {
-            *entry = (d, index);
-        }
+        *entry = (d, long_index(it, &picks, span)?);
     }
     Ok(())
+}
+
+/// Indexing's `unsqueeze` of `cur` at `dim` (a `None` index, or a 0-dim
+/// bool one).
+fn unsqueeze_at(it: &mut Interp, cur: TensorId, dim: usize, span: Span) -> R<TensorId> {
+    let mut meta = it.m.meta_of(cur);
+    shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, dim, &mut it.m.sizes)
+        .map_err(|e| op_error(e, span))?;
+    it.m.view_of(cur, meta, "unsqueeze", false, true, span)
+        .map_err(|e| op_error(e, span))
+}
+
+/// `torch.tensor(picks, dtype=torch.long)`: the index a known mask or a
+/// 0-dim bool index stands for (its values are known, as a literal's are).
+fn long_index(it: &mut Interp, picks: &[i64], span: Span) -> R<TensorId> {
+    let items = picks.iter().map(|&i| Value::Int(SymInt::int(i))).collect();
+    match it.call_op(
+        "tensor",
+        smallvec::smallvec![Value::list(items)],
+        vec![("dtype".into(), Value::Dtype(DType::I64))],
+        span,
+    )? {
+        Value::Tensor(t) => Ok(t),
+        _ => Err(err("other", "internal: torch.tensor made no tensor", span)),
+    }
 }
 
 /// `aten.index`: a copy with the indexed dims replaced by the broadcast index shape.
@@ -2361,24 +2345,7 @@ fn advanced_index(
     }
     let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
     let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
-    let mut sizes = Dims::new();
-    if adjacent {
-        let first = dims[0];
-        sizes.extend(st.sizes()[..first].iter().cloned());
-        sizes.extend(idx_shape.iter().cloned());
-        for d in first..st.sizes().len() {
-            if !dims.contains(&d) {
-                sizes.push(st.sizes()[d].clone());
-            }
-        }
-    } else {
-        sizes.extend(idx_shape.iter().cloned());
-        for d in 0..st.sizes().len() {
-            if !dims.contains(&d) {
-                sizes.push(st.sizes()[d].clone());
-            }
-        }
-    }
+    let sizes = indexed_sizes(st.sizes(), &dims, &idx_shape);
     // meta_index_Tensor (2.7.1) follows eager's TensorIterator: the output
     // takes the dim order of `self` restrided as restride_src does (the
     // indexed dims, moved to the front when not adjacent, replaced by
@@ -2421,6 +2388,21 @@ fn advanced_index(
     Ok(Value::Tensor(out))
 }
 
+/// The sizes of `x[indices]` with index tensors at `dims` broadcast to
+/// `idx_shape`: in place of adjacent indexed dims, or in front otherwise.
+fn indexed_sizes(sizes: &[SymInt], dims: &[usize], idx_shape: &[SymInt]) -> Dims {
+    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let first = if adjacent { dims[0] } else { 0 };
+    let mut out: Dims = sizes[..first].iter().cloned().collect();
+    out.extend(idx_shape.iter().cloned());
+    out.extend(
+        (first..sizes.len())
+            .filter(|d| !dims.contains(d))
+            .map(|d| sizes[d].clone()),
+    );
+    out
+}
+
 /// Eager `index_put_`'s shape checks of `x[indices] = value`: each mask
 /// matches the dims it indexes, the index tensors broadcast together, and
 /// the value (without its leading 1s, as setitem views it) expands to the
@@ -2456,23 +2438,7 @@ fn index_put_shape_checks(
     if dims.iter().any(|&d| d >= st.sizes().len()) {
         return Ok(());
     }
-    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
-    let rest = (0..st.sizes().len()).filter(|d| !dims.contains(d));
-    let result: Dims = if adjacent {
-        let first = dims[0];
-        st.sizes()[..first]
-            .iter()
-            .cloned()
-            .chain(idx_shape.iter().cloned())
-            .chain(rest.filter(|&d| d > first).map(|d| st.sizes()[d].clone()))
-            .collect()
-    } else {
-        idx_shape
-            .iter()
-            .cloned()
-            .chain(rest.map(|d| st.sizes()[d].clone()))
-            .collect()
-    };
+    let result = indexed_sizes(st.sizes(), &dims, &idx_shape);
     let Value::Tensor(v) = value else {
         return Ok(());
     };
@@ -4099,25 +4065,8 @@ pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
     let mut meta = it.m.meta_of(x);
     if let Some(stale) = it.m.stale_python_sizes(x).cloned() {
         // `x.view_as(x)` views the real tensor with the sizes Python sees.
-        let numel = it.m.numel(x).map_err(|e| op_error(e, span))?;
-        let sizes =
-            shape::infer_size(&stale, &numel, &mut it.m.sizes).map_err(|e| op_error(e, span))?;
-        let strides = shape::compute_stride(meta.sizes.as_slice(), meta.strides.as_slice(), &sizes, &mut it.m.sizes)
-            .map_err(|e| op_error(e, span))?
-            .ok_or_else(|| {
-                err(
-                    "view-stride",
-                    format!(
-                        "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces): cannot view a tensor with shape {} and strides {} as shape {}",
-                        show(&meta.sizes),
-                        show(&meta.strides),
-                        show(&sizes)
-                    ),
-                    span,
-                )
-            })?;
-        meta.sizes = sizes;
-        meta.strides = strides;
+        let t = it.m.t(x).clone();
+        view_sizes(it, &t, &stale, &mut meta).map_err(|e| op_error(e, span))?;
     }
     let records = it.m.records_grad(&[x], meta.dtype);
     let v =
@@ -4676,12 +4625,7 @@ type FnOut = (Vec<Meta>, Option<Value>);
 /// when one is float32 and skipping float64; any other mix (a float16
 /// operand under bfloat16 autocast before any float32 one) fails.
 fn autocast_promote(it: &Interp, tensors: &[TensorId]) -> OpResult<()> {
-    let Some(lower) =
-        it.m.autocast
-            .iter()
-            .find(|a| a.enabled && a.device == "cpu")
-            .map(|a| a.dtype)
-    else {
+    let Some(lower) = cpu_autocast_dtype(it) else {
         return Ok(());
     };
     let mut current = lower;
@@ -4712,6 +4656,11 @@ fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
     if !LOWER.contains(&op) {
         return None;
     }
+    cpu_autocast_dtype(it)
+}
+
+/// The dtype of CPU autocast, when it is on.
+fn cpu_autocast_dtype(it: &Interp) -> Option<DType> {
     it.m.autocast
         .iter()
         .find(|a| a.enabled && a.device == "cpu")

@@ -46,11 +46,14 @@ pub(crate) fn predict(
     let mut inference_grad = None;
     for o in &outputs {
         if let FlatOutput::Tensor(t) = o {
-            if m.requires_grad(*t) && m.tensors[*t].is_inference {
+            if !m.requires_grad(*t) {
+                continue;
+            }
+            if m.tensors[*t].is_inference {
                 // `o.float().sum()` of an inference tensor skips autograd
                 // (it has no autograd keys): its sum does not require grad.
                 inference_grad.get_or_insert(*t);
-            } else if m.requires_grad(*t) {
+            } else {
                 any_grad = true;
                 match m.grad_fn(*t) {
                     Ok(Some(n)) => roots.push(n),

@@ -205,15 +205,11 @@ impl Machine {
         self.known_values(id)
     }
 
-    fn known_values(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
+    /// The values tpi knows of `id` in either run (`literals`): a mask's
+    /// too, unless written since.
+    pub fn known_values(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
         let (version, values) = self.literals.get(&id)?;
         (self.versions[self.tensors[id].version] == *version).then(|| values.clone())
-    }
-
-    /// The values of a mask tpi knows (`constant_value`'s rule for any
-    /// number of elements).
-    pub fn known_mask(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
-        self.known_values(id)
     }
 
     /// The value of a one-element tensor whose value tpi knows: in the
@@ -1066,17 +1062,8 @@ impl Machine {
             // autograd's leaf check runs before the version bump fails.
             let mut operands: smallvec::SmallVec<[TensorId; 4]> = others.into();
             operands.push(target);
-            if self.reaches_autograd(&operands)
-                && self.grad_enabled
-                && self.requires_grad(target)
-                && self.stored_is_leaf(target)
-            {
-                return Err(OpError::new(
-                    "inplace-leaf",
-                    "a leaf Variable that requires grad is being used in an in-place operation.",
-                )
-                .label(t.origin, "the leaf that requires grad")
-                .help("use the out-of-place op (`x = x * 2`), or do it under `torch.no_grad()`"));
+            if self.reaches_autograd(&operands) && self.grad_enabled {
+                self.check_leaf_inplace(target, t.origin)?;
             }
             return Err(OpError::new(
                 "inference-tensor",
@@ -1157,12 +1144,17 @@ impl Machine {
                 .help("do it under `torch.no_grad()`, or clone the leaf first"));
             }
         }
+        self.check_leaf_inplace(target, t.origin)
+    }
+
+    /// check_inplace's last check: a leaf that requires grad.
+    fn check_leaf_inplace(&self, target: TensorId, origin: Span) -> OpResult<()> {
         if self.requires_grad(target) && self.stored_is_leaf(target) {
             return Err(OpError::new(
                 "inplace-leaf",
                 "a leaf Variable that requires grad is being used in an in-place operation.",
             )
-            .label(t.origin, "the leaf that requires grad")
+            .label(origin, "the leaf that requires grad")
             .help("use the out-of-place op (`x = x * 2`), or do it under `torch.no_grad()`"));
         }
         Ok(())
