@@ -3786,24 +3786,10 @@ fn functional_strides(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRe
 }
 
 fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
-    if it.m.mode == Mode::Analysis && it.m.inference_mode {
-        let me = a.tensor("self")?;
-        // Seen for input wrappers; intermediates pass (tests/random/REPORT.md).
-        let t = it.m.t(me);
-        if !t.is_inference
-            && t.input_number.is_some()
-            && !it.m.storages[t.storage].inference_registered
-        {
-            return Err(oe(
-                "other",
-                "PyTorch's metadata analysis fails on an in-place metadata change of a normal tensor under inference_mode (KeyError in functionalization)",
-            )
-            .help("change the metadata outside the inference_mode block"));
-        }
-    }
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
     it.m.check_inplace(me, &[])?;
+    let mut grown = false;
     let meta = match op.rule {
         "resize" | "resize_as" => {
             if it.m.requires_grad(me) && it.m.grad_enabled {
@@ -3851,7 +3837,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             if op.rule == "resize_as" && it.m.mode == Mode::Analysis {
                 resize_as_view_inverse(it, me, &sizes)?;
             }
-            it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+            grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
             Meta {
                 sizes,
                 strides,
@@ -3864,6 +3850,18 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             ViewResult::View(m) => m,
         },
     };
+    // Under inference_mode, resize_as_ is a data mutation of the base (see
+    // below) and a resize_ that grows the storage replaces it, leaving a
+    // base: wrapping either registers the storage. Any other metadata change
+    // makes a view (tests/oracle/inference_metadata_ops.tp).
+    if grown {
+        if it.m.mode == Mode::Analysis && it.m.inference_mode {
+            let storage = it.m.t(me).storage;
+            it.m.storages[storage].inference_registered = true;
+        }
+    } else if op.rule != "resize_as" {
+        it.m.check_inference_metadata(me)?;
+    }
     if op.rule == "resize_as" {
         // Functionalization turns resize_as_ into a data mutation (no metadata flag).
         it.m.mutate_data(me, "resize_as_", &[], span)?;
@@ -4008,6 +4006,7 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
                     "Can't detach views in-place. Use detach() instead.",
                 ));
             }
+            it.m.check_inference_metadata(me)?;
             let t = &mut it.m.tensors[me];
             t.grad_fn = None;
             t.requires_grad_flag = false;
@@ -4019,6 +4018,45 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
         }
         other => Err(oe("other", format!("internal: no autograd rule `{other}`"))),
     }
+}
+
+/// The output size along `dim` of `repeat_interleave` with a tensor of
+/// repeats and no `output_size`: the sum of the repeats (a one-element
+/// repeats tensor repeats every element). The analysis's FakeTensor refuses
+/// the op (DynamicOutputShapeException), even for known repeats; eager
+/// reads the values, which tpi knows for literals, else the size is
+/// unknown (an unbacked symbol).
+fn tensor_repeats_size(
+    it: &mut Interp,
+    repeats: TensorId,
+    me: Option<TensorId>,
+    a: &Args,
+) -> OpResult<SymInt> {
+    if it.m.mode == Mode::Analysis {
+        return Err(oe(
+            "other",
+            "aten.repeat_interleave.Tensor: PyTorch's metadata analysis cannot trace repeat_interleave with tensor repeats, whose output size depends on their values",
+        )
+        .help("pass output_size=, or use int repeats"));
+    }
+    if let Some(values) = it.m.known_values(repeats) {
+        let total = match (&*values, me) {
+            ([r], Some(me)) => {
+                let n = match a.opt_int(it, "dim")? {
+                    None => it.m.numel(me)?,
+                    Some(d) => {
+                        let sizes = it.m.t(me).sizes().clone();
+                        sizes[shape::wrap_dim(d, sizes.len())?].clone()
+                    }
+                };
+                return it.m.sizes.mul(&n, &SymInt::int(*r));
+            }
+            (values, _) => values.iter().sum::<i64>(),
+        };
+        return Ok(SymInt::int(total));
+    }
+    let n = it.m.sizes.env.num_symbols();
+    Ok(it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1))
 }
 
 /// Functionalization makes `resize_as_` a data mutation: its result goes
@@ -5049,11 +5087,25 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", t.dtype.name(), ot.dtype.name())));
             }
             let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
-            // matmul folds a >2-d operand times a <=2-d one with a view/reshape
-            // of the larger operand, which the analysis refuses under inference_mode.
-            if rule == "matmul" && it.m.inference_mode && t.sizes().len() >= 3 && ot.sizes().len() <= 2 {
-                let tm = it.m.meta_of(me.unwrap_or(o));
-                it.m.view_of(me.unwrap_or(o), tm, "view", false, true, span)?;
+            if it.m.inference_mode {
+                // The operands the decomposition views (torch._decomp's matmul).
+                let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+                let x = me.unwrap_or(o);
+                let viewed = match rule {
+                    "outer" => [true, false],
+                    "matmul" => match (d1, d2) {
+                        (1, 2) => [true, false],
+                        (_, 1 | 2) if d1 >= 3 && matmul_folds(it, t, &ot, x, o) => [true, false],
+                        (1 | 2, _) if d2 >= 3 && matmul_folds(it, t, &ot, x, o) => [d1 == 2, true],
+                        _ => [d1 >= 3 || d2 >= 3; 2],
+                    },
+                    _ => [false, false],
+                };
+                for (id, v) in [(x, viewed[0]), (o, viewed[1])] {
+                    if v {
+                        it.m.check_inference_view(id, Some(op.name))?;
+                    }
+                }
             }
             // The analysis's decompositions promote mixed dtypes.
             let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
@@ -5336,13 +5388,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let r = match a.get("repeats") {
                 Value::Int(r) => r.clone(),
-                Value::Tensor(_) => match a.get("output_size") {
+                Value::Tensor(rt) => match a.get("output_size") {
                     Value::Int(o) => o.clone(),
-                    _ => return Err(oe("other", "repeat_interleave with tensor repeats has a data-dependent size; pass output_size=")),
+                    _ => tensor_repeats_size(it, *rt, me, a)?,
                 },
                 _ => return Err(oe("arguments", "repeat_interleave(): repeats must be an int or a tensor")),
             };
             let int_repeats = !matches!(a.get("repeats"), Value::Tensor(_));
+            if let (true, true, Some(me)) = (int_repeats, it.m.inference_mode, me) {
+                // at::repeat_interleave_symint unsqueezes (and flattens) self.
+                it.m.check_inference_view(me, Some(op.name))?;
+            }
             // An int repeats: the (flattened, without a dim) input with the
             // repeats as a new dim after `dim`, expanded, cloned, and the two
             // dims flattened (at::repeat_interleave_symint).
@@ -6599,6 +6655,9 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
     let dtype = autocast_dtype(it, "conv2d").unwrap_or(xt.dtype);
     if !batched {
+        if it.m.inference_mode {
+            it.m.check_inference_view(x, Some("conv2d"))?;
+        }
         // batchify: the unbatched input is unsqueezed, and the result is
         // `output.squeeze(0)`: a view of an intermediate.
         let mut full = smallvec![SymInt::int(1)];

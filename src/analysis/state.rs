@@ -619,19 +619,7 @@ impl Machine {
             .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()`")
             .help("PyTorch's analysis cannot view a tensor after `resize_()` grew it: clone it first (`y = y.clone()`), or allocate it at its final size"));
         }
-        if self.mode == Mode::Analysis
-            && self.inference_mode
-            && !b.is_inference
-            && !self.storages[b.storage].inference_registered
-        {
-            // PyTorch 2.7.1's analysis fails here (a KeyError on a storage weakref
-            // inside functionalization).
-            return Err(OpError::new(
-                "other",
-                "PyTorch's metadata analysis fails on a view of a normal tensor made under inference_mode (KeyError in functionalization)",
-            )
-            .help("make the view outside the inference_mode block, or clone inside it"));
-        }
+        self.check_inference_view(base, None)?;
         if self.mode == Mode::Analysis
             && self.sizes.env.num_symbols() > 0
             && matches!(
@@ -879,7 +867,7 @@ impl Machine {
         target: TensorId,
         sizes: &[SymInt],
         refuse_views: bool,
-    ) -> OpResult<()> {
+    ) -> OpResult<bool> {
         // Taken for this call only, whatever it decides.
         let bound = std::mem::take(&mut self.bound_tensors);
         let t = &self.tensors[target];
@@ -890,11 +878,13 @@ impl Machine {
                 .as_ref()
                 .and_then(SymInt::as_int),
         ) else {
-            return Ok(());
+            return Ok(false);
         };
         let mut numel: i64 = 1;
         for s in sizes {
-            let Some(n) = s.as_int() else { return Ok(()) };
+            let Some(n) = s.as_int() else {
+                return Ok(false);
+            };
             numel = numel.saturating_mul(n);
         }
         // computeStorageNbytesContiguous: (numel + offset) * itemsize in
@@ -912,7 +902,7 @@ impl Machine {
             ));
         };
         if numel == 0 || need <= have {
-            return Ok(());
+            return Ok(false);
         }
         let storage = t.storage;
         if self.mode == Mode::Analysis {
@@ -937,7 +927,7 @@ impl Machine {
             }
         }
         self.storages[storage].nbytes = Some(SymInt::int(need));
-        Ok(())
+        Ok(true)
     }
 
     /// A data write through an `unfold` view whose windows overlap (size
@@ -1412,6 +1402,59 @@ impl Machine {
                 format!("PyTorch's metadata analysis fails on an in-place write to {what} under inference_mode (KeyError in functionalization)"),
             )
             .help("do the in-place op outside the inference_mode block, or on a clone"));
+        }
+        Ok(())
+    }
+
+    /// PyTorch 2.7.1's analysis fails (a KeyError on a storage weakref in
+    /// `FunctionalTensor.__new__`) when, under inference_mode, it wraps a
+    /// view of a normal tensor whose storage no base wrapped inside
+    /// inference_mode registered: a view op's result, or a view that a
+    /// composite op's decomposition takes of its operand (`composite`:
+    /// outer's reshape, matmul's unsqueeze, expand or fold, an unbatched
+    /// conv2d's unsqueeze). tests/oracle/inference_composite_views.tp.
+    pub fn check_inference_view(&self, of: TensorId, composite: Option<&str>) -> OpResult<()> {
+        let t = &self.tensors[of];
+        if self.mode != Mode::Analysis
+            || !self.inference_mode
+            || t.is_inference
+            || self.storages[t.storage].inference_registered
+        {
+            return Ok(());
+        }
+        Err(match composite {
+            None => OpError::new(
+                "other",
+                "PyTorch's metadata analysis fails on a view of a normal tensor made under inference_mode (KeyError in functionalization)",
+            )
+            .help("make the view outside the inference_mode block, or clone inside it"),
+            Some(op) => OpError::new(
+                "other",
+                format!("PyTorch's metadata analysis fails on `{op}` of a normal tensor under inference_mode: its decomposition takes a view of it (KeyError in functionalization)"),
+            )
+            .help(format!("call `{op}` outside the inference_mode block, or on a clone made inside it")),
+        })
+    }
+
+    /// PyTorch 2.7.1's analysis fails (KeyError on a storage weakref) on an
+    /// in-place metadata change (`t_`, `squeeze_`, `detach_`, a `resize_`
+    /// that does not grow the storage…) of a normal tensor under
+    /// inference_mode, input or intermediate alike: functionalization makes
+    /// the wrapper a view of its old self, and wrapping a view there looks
+    /// up its storage's base, which only a base wrapped inside
+    /// inference_mode registers (`FunctionalTensor.__new__`).
+    pub fn check_inference_metadata(&self, target: TensorId) -> OpResult<()> {
+        let t = &self.tensors[target];
+        if self.mode == Mode::Analysis
+            && self.inference_mode
+            && !t.is_inference
+            && !self.storages[t.storage].inference_registered
+        {
+            return Err(OpError::new(
+                "other",
+                "PyTorch's metadata analysis fails on an in-place metadata change of a normal tensor under inference_mode (KeyError in functionalization)",
+            )
+            .help("change the metadata outside the inference_mode block, or on a clone made inside it"));
         }
         Ok(())
     }
