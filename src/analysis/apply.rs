@@ -2461,6 +2461,20 @@ fn index_put_shape_checks(
             ),
         ));
     }
+    // make_index_put_iterator: the value is not cast (the analysis's meta
+    // does not check).
+    let vd = it.m.t(*v).dtype;
+    if vd != st.dtype {
+        return Err(oe(
+            "other",
+            format!(
+                "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                torch_type_name(st.dtype),
+                torch_type_name(vd)
+            ),
+        )
+        .help(format!("convert the value first: `value.to(torch.{})`", st.dtype.name())));
+    }
     Ok(())
 }
 
@@ -3244,7 +3258,7 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
                 a.op.rule,
                 "unary" | "unary_float" | "unary_bool" | "unary_int"
             ) && a.op.name.trim_end_matches('_') != "relu")
-                || (a.op.name == "pow_" && !matches!(a.get("exponent"), Value::Tensor(_)))
+                || a.op.name == "pow_"
                 || (a.op.rule == "clamp"
                     && !["min", "max"]
                         .iter()
@@ -3337,7 +3351,14 @@ fn cast_error(it: &Interp, op: &str, from: DType, to: DType) -> Option<OpError> 
         return Some(cast());
     }
     match op.trim_end_matches('_') {
-        "add" | "sub" | "subtract" => Some(cast()),
+        // meta_binop_inplace_alpha refuses only an integer self with a
+        // floating other and a bool self with a non-bool other; the rest
+        // (a complex result into a real self) decompose into a casting copy.
+        "add" | "sub" | "subtract" => {
+            let int_from_float = to.is_integral() && to != DType::Bool && from.is_floating();
+            let bool_from_other = to == DType::Bool && from != DType::Bool;
+            (int_from_float || bool_from_other).then(cast)
+        }
         "mul" | "multiply" | "div" | "divide" | "true_divide" | "addcmul" | "addcdiv" => None,
         _ => Some(OpError::new(
             "other",
@@ -3601,6 +3622,55 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
         "leaky_relu" if own.is_integral() => {
             not_built("leaky_relu_cpu", own).or_else(|| Some(cast("negative_slope")))
         }
+        "lt" | "le" | "gt" | "ge" | "less" | "less_equal" | "greater" | "greater_equal"
+            if own.is_complex()
+                || matches!(a.get("other"), Value::Tensor(o) if it.m.t(*o).dtype.is_complex()) =>
+        {
+            let name = match base {
+                "less" => "lt",
+                "less_equal" => "le",
+                "greater" => "gt",
+                "greater_equal" => "ge",
+                b => b,
+            };
+            let operands = DType::promote(
+                own,
+                match a.get("other") {
+                    Value::Tensor(o) => it.m.t(*o).dtype,
+                    _ => own,
+                },
+            );
+            not_built(&format!("{name}_cpu"), operands)
+        }
+        "maximum" | "minimum" | "fmax" | "fmin" if common.is_complex() && eager => Some(oe(
+            "other",
+            format!("{base} not implemented for complex tensors."),
+        )),
+        "floor" | "ceil" | "trunc" | "fix" if own.is_complex() && eager => {
+            let name = if base == "fix" { "trunc" } else { base };
+            Some(oe(
+                "other",
+                format!("{name} is not supported for complex inputs"),
+            ))
+        }
+        "lerp" if own.is_integral() => {
+            let kernel = match a.get("weight") {
+                Value::Tensor(_) => "lerp_kernel_tensor",
+                _ => "lerp_kernel_scalar",
+            };
+            not_built(kernel, common)
+        }
+        // TORCH_META_FUNC2(pow, Tensor_Scalar).
+        "pow"
+            if own.is_integral()
+                && eager
+                && matches!(a.get("exponent"), Value::Int(e) if e.as_int().is_some_and(|e| e < 0)) =>
+        {
+            Some(oe(
+                "other",
+                "Integers to negative integer powers are not allowed.",
+            ))
+        }
         "floor_divide" if common == DType::Bool => not_built("div_floor_cpu", common)
             .or_else(|| Some(oe("other", "torch.bool not supported for floor_divide"))),
         "remainder" | "fmod" if common == DType::Bool => not_built(&format!("{base}_cpu"), common),
@@ -3628,6 +3698,132 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
             not_built(&format!("bitwise_{name}_cpu"), common)
         }
         _ => None,
+    }
+}
+
+/// The distribution checks of the random in-place fills (ATen's
+/// DistributionTemplates.h). normal_'s std and exponential_'s lambda are
+/// checked by the analysis's decompositions too; the range checks of
+/// uniform_, random_ and bernoulli_ only by eager's kernels.
+fn random_bounds(it: &Interp, op: &str, a: &Args) -> OpResult<()> {
+    let num = |name: &str| match a.get(name) {
+        Value::Int(i) => i.as_int().map(|i| i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    let eager = it.m.mode == Mode::Eager;
+    let show = |v: f64| {
+        if eager && v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:?}")
+        }
+    };
+    let help = "check the distribution's parameters";
+    match op {
+        "normal_" => {
+            if let Some(std) = num("std").filter(|&s| s < 0.0) {
+                return Err(oe(
+                    "other",
+                    format!("normal expects std >= 0.0, but found std {}", show(std)),
+                )
+                .help(help));
+            }
+        }
+        "exponential_" => {
+            if let Some(l) = num("lambd").filter(|&l| l <= 0.0) {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "exponential_ expects lambda > 0.0, but found lambda={}",
+                        show(l)
+                    ),
+                )
+                .help(help));
+            }
+        }
+        "uniform_" if eager => {
+            if let (Some(from), Some(to)) = (num("from"), num("to")) {
+                if from > to {
+                    return Err(oe("other", format!("uniform_ expects to return a [from, to) range, but found from={} > to={}", show(from), show(to))).help(help));
+                }
+            }
+        }
+        "bernoulli_" if eager => {
+            if let Some(p) = num("p").filter(|p| !(0.0..=1.0).contains(p)) {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "bernoulli_ expects p to be in [0, 1], but got p={}",
+                        show(p)
+                    ),
+                )
+                .help(help));
+            }
+        }
+        "random_" if eager => {
+            // random_(to) or random_(from, to).
+            let (from, to) = match (num("a"), num("b")) {
+                (Some(to), None) if matches!(a.get("b"), Value::None) => (Some(0.0), Some(to)),
+                (from, to) => (from, to),
+            };
+            if let (Some(from), Some(to)) = (from, to) {
+                if from >= to {
+                    return Err(oe(
+                        "other",
+                        format!(
+                            "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
+                            show(from),
+                            show(to)
+                        ),
+                    )
+                    .help(help));
+                }
+                // check_from_to_in_range, for integral tensors.
+                let dtype = it.m.t(a.tensor("self")?).dtype;
+                let range = match dtype {
+                    DType::Bool => Some((0.0, 1.0)),
+                    DType::U8 => Some((0.0, 255.0)),
+                    DType::I8 => Some((-128.0, 127.0)),
+                    DType::I16 => Some((-32768.0, 32767.0)),
+                    DType::I32 => Some((-2147483648.0, 2147483647.0)),
+                    _ => None,
+                };
+                if let Some((min, max)) = range {
+                    let name = cpp_type_name(dtype);
+                    if from < min || from > max {
+                        return Err(
+                            oe("other", format!("from is out of bounds for {name}")).help(help)
+                        );
+                    }
+                    if to - 1.0 < min || to - 1.0 > max {
+                        return Err(
+                            oe("other", format!("to - 1 is out of bounds for {name}")).help(help)
+                        );
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// caffe2 TypeMeta names, which C++ checks print for a tensor's dtype.
+fn cpp_type_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::U8 => "unsigned char",
+        DType::I8 => "signed char",
+        DType::I16 => "short int",
+        DType::I32 => "int",
+        DType::I64 => "long int",
+        DType::F16 => "c10::Half",
+        DType::BF16 => "c10::BFloat16",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::C64 => "c10::complex<float>",
+        DType::C128 => "c10::complex<double>",
     }
 }
 
@@ -3677,6 +3873,7 @@ fn inplace_result(
     let t = it.m.t(me).clone();
     match op.rule {
         "fill" => {
+            random_bounds(it, op.name, a)?;
             if let Value::Tensor(v) = a.get("value") {
                 let nd = it.m.t(*v).sizes().len();
                 if nd != 0 {
@@ -4143,14 +4340,30 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 },
                 _ => DType::F32,
             };
-            if matches!(op.name, "rand" | "randn") && !dtype.is_floating() && !dtype.is_complex() {
+            // randn's meta wants a floating dtype; rand's is plain empty(),
+            // so only eager's uniform_ kernel refuses it.
+            if matches!(op.name, "rand" | "randn")
+                && !dtype.is_floating()
+                && !dtype.is_complex()
+                && (op.name == "randn" || it.m.mode == Mode::Eager)
+            {
+                let kernel = if op.name == "rand" {
+                    "check_uniform_bounds"
+                } else {
+                    "normal_kernel_cpu"
+                };
                 return Err(oe(
                     "other",
-                    format!(
-                        "\"{}\" not implemented for '{}'",
-                        op.name,
-                        torch_type_name(dtype)
-                    ),
+                    match it.m.mode {
+                        Mode::Eager => format!(
+                            "\"{kernel}\" not implemented for '{}'",
+                            torch_type_name(dtype)
+                        ),
+                        Mode::Analysis => format!(
+                            "expected a floating-point or complex dtype, but got dtype=torch.{}",
+                            dtype.name()
+                        ),
+                    },
                 ));
             }
             let fmt = if op.params.iter().any(|p| p.name == "memory_format") {
@@ -4167,9 +4380,11 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             (sizes, dtype, strides)
         }
         "randint" => {
-            let size = match (a.get("a"), a.get("b"), a.get("c")) {
-                (_, Value::Tuple(_) | Value::List(_), Value::None) => a.syms("b")?,
-                (_, _, Value::Tuple(_) | Value::List(_)) => a.syms("c")?,
+            // randint(high, size) or randint(low, high, size): the size
+            // is the last one given.
+            let size = match (a.get("low"), a.get("high"), a.get("size")) {
+                (_, Value::Tuple(_) | Value::List(_), Value::None) => a.syms("high")?,
+                (_, _, Value::Tuple(_) | Value::List(_)) => a.syms("size")?,
                 _ => {
                     return Err(oe(
                         "arguments",
@@ -4177,7 +4392,25 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                     ))
                 }
             };
-            (size, dtype_arg.unwrap_or(DType::I64), None)
+            let dtype = dtype_arg.unwrap_or(DType::I64);
+            let int = |name: &str| match a.get(name) {
+                Value::Int(i) => i.as_int(),
+                _ => None,
+            };
+            let (low, high) = match (int("low"), int("high")) {
+                (Some(h), None) => (0, Some(h)),
+                (l, h) => (l.unwrap_or(0), h),
+            };
+            if let Some(high) = high.filter(|&h| low >= h) {
+                return Err(oe("other", format!("random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")));
+            }
+            if dtype.is_complex() && it.m.mode == Mode::Eager {
+                return Err(oe(
+                    "other",
+                    "check_random_bounds handles only integral, floating-point and boolean types",
+                ));
+            }
+            (size, dtype, None)
         }
         "arange"
             if ["start", "end", "step"]
@@ -4705,6 +4938,149 @@ fn cpu_autocast_dtype(it: &Interp) -> Option<DType> {
         .map(|a| a.dtype)
 }
 
+/// Reductions over a dim of a tensor of more than 64 dims fail: eager's
+/// `dim_list_to_bitset`, and the analysis's `_reduction` reference for any
+/// dims (`applies`: whether this op and mode check).
+fn reduction_rank_limit(it: &Interp, op: &OpDef, t: &Tensor, applies: bool) -> OpResult<()> {
+    let nd = t.sizes().len();
+    if !applies || nd <= 64 {
+        return Ok(());
+    }
+    Err(match it.m.mode {
+        Mode::Analysis => oe(
+            "other",
+            format!("Received a tensor with {nd} dimensions, but only tensors with up to 64 dims are supported!"),
+        ),
+        Mode::Eager => oe("other", "only tensors with up to 64 dims are supported"),
+    }
+    .help(format!("`{}` reduces tensors of at most 64 dims: reshape it first", op.name)))
+}
+
+/// amax, amin, argmax, argmin, max and min have no identity: reducing a
+/// zero-size dim fails, and so does reducing every dim of an empty tensor
+/// without naming them (`zero_numel_check_dims`; the analysis's
+/// `_reduction` reference and argmax meta). `in_analysis`: whether the
+/// analysis checks too (max/min's meta does not).
+fn no_identity_check(
+    it: &mut Interp,
+    op: &OpDef,
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    in_analysis: bool,
+) -> OpResult<()> {
+    if it.m.mode == Mode::Analysis && !in_analysis {
+        return Ok(());
+    }
+    let nd = t.sizes().len();
+    let zero = |d: usize| t.sizes()[d].as_int() == Some(0);
+    let name = op.name;
+    match dims.filter(|d| !d.is_empty()) {
+        Some(ds) => {
+            for &d in ds {
+                let w = shape::wrap_dim(d, nd)?;
+                if nd > 0 && zero(w) {
+                    let msg = match (it.m.mode, name) {
+                        (Mode::Analysis, "amax" | "amin") => {
+                            "reducing over zero-size dimension for reduction operation without identity".to_string()
+                        }
+                        (Mode::Analysis, _) => format!("argmax: Expected reduction dim {w} to have non-zero size."),
+                        (Mode::Eager, _) => format!("{name}(): Expected reduction dim {w} to have non-zero size."),
+                    };
+                    return Err(oe("other", msg).help(format!(
+                        "`{name}` has no value for an empty slice: check the size of dim {w} first"
+                    )));
+                }
+            }
+        }
+        None => {
+            if (0..nd).any(zero) {
+                let msg = match (it.m.mode, name) {
+                    (Mode::Analysis, "amax" | "amin") => {
+                        "reducing over zero-size dimension for reduction operation without identity".to_string()
+                    }
+                    (Mode::Analysis, _) => "argmax: Expected reduction dim to be specified for input.numel() == 0.".to_string(),
+                    (Mode::Eager, "argmax" | "argmin") => {
+                        format!("{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+                    }
+                    (Mode::Eager, _) => format!(
+                        "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+                    ),
+                };
+                return Err(
+                    oe("other", msg).help(format!("`{name}` has no value for an empty tensor"))
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// lerp does not promote: `end`, and a `weight` tensor of one or more
+/// dims, must have `self`'s dtype (the lerp meta, in both runs; only the
+/// messages differ).
+fn lerp_dtypes(it: &Interp, a: &Args) -> OpResult<()> {
+    let Value::Tensor(me) = a.get("self") else {
+        return Ok(());
+    };
+    let dtype = it.m.t(*me).dtype;
+    for name in ["end", "weight"] {
+        let Value::Tensor(o) = a.get(name) else {
+            continue;
+        };
+        let o = it.m.t(*o);
+        if o.dtype == dtype || (name == "weight" && o.sizes().is_empty()) {
+            continue;
+        }
+        let msg = match it.m.mode {
+            Mode::Analysis => format!(
+                "expected dtype torch.{} for `{name}`, but got dtype torch.{}",
+                dtype.name(),
+                o.dtype.name()
+            ),
+            Mode::Eager => format!(
+                "expected dtype {} for `{name}` but got dtype {}",
+                cpp_type_name(dtype),
+                cpp_type_name(o.dtype)
+            ),
+        };
+        return Err(
+            oe("other", msg).help(format!("convert `{name}` first: `{name}.to(self.dtype)`"))
+        );
+    }
+    Ok(())
+}
+
+/// add/sub's `alpha` against the result dtype. Eager's `alpha_check`
+/// (BinaryOps.h): a bool alpha only for a bool result, a floating alpha
+/// not for an integral (bool included) one. The analysis's reference
+/// refuses a floating alpha for an integral non-bool result, except
+/// `sub`'s alpha of 1.0, which never reaches it.
+fn alpha_check(it: &Interp, op: &str, alpha: &Value, dtype: DType) -> OpResult<()> {
+    let help = "pass an alpha of the result's kind (an int for integer tensors)";
+    match (it.m.mode, alpha) {
+        (Mode::Eager, Value::Bool(_)) if dtype != DType::Bool => {
+            Err(oe("other", "Boolean alpha only supported for Boolean results.").help(help))
+        }
+        (Mode::Eager, Value::Float(_)) if dtype.is_integral() => Err(oe(
+            "other",
+            "For integral input tensors, argument alpha must not be a floating point number.",
+        )
+        .help(help)),
+        (Mode::Analysis, Value::Float(f))
+            if dtype.is_integral()
+                && dtype != DType::Bool
+                && !(*f == 1.0 && op.trim_end_matches('_') != "add" && op != "rsub") =>
+        {
+            Err(oe(
+                "other",
+                "alpha argument of type <class 'float'> cannot be safely cast to type <class 'int'>!",
+            )
+            .help(help))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn reduce_dims(
     _it: &mut Interp,
     t: &Tensor,
@@ -4854,6 +5230,25 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."));
             }
         }
+        if rule == "lerp" {
+            lerp_dtypes(it, a)?;
+        }
+        if rule == "addc" && op.name.starts_with("addcdiv") {
+            let integral =
+                |n: &str| matches!(a.get(n), Value::Tensor(t) if it.m.t(*t).dtype.is_integral());
+            if integral("tensor1") && integral("tensor2") {
+                return Err(oe("other", "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+                    .help("divide floating tensors: `t.addcdiv_(t1.float(), t2.float())`"));
+            }
+        }
+        if rule == "binary"
+            && matches!(
+                op.name.trim_end_matches('_'),
+                "add" | "sub" | "subtract" | "rsub"
+            )
+        {
+            alpha_check(it, op.name, a.get("alpha"), p.dtype)?;
+        }
         // Floating-point operands pass every kernel but the bitwise ones.
         let all_floating = p.tensors.iter().all(|&t| it.m.t(t).dtype.is_floating());
         if !(all_floating && p.dtype.is_floating() && dt != "int") {
@@ -4908,7 +5303,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let dims = if op.params.iter().any(|p| p.name == "dim") { a.opt_dims(it, "dim")? } else { None };
             let keepdim = a.bool("keepdim")?;
-            let sizes = reduce_dims(it, t, dims, keepdim)?;
+            let some_dims = dims.as_ref().is_some_and(|d| !d.is_empty());
+            reduction_rank_limit(it, op, t, it.m.mode == Mode::Analysis || some_dims)?;
+            if rule == "amax" {
+                no_identity_check(it, op, t, dims.as_deref(), true)?;
+            }
+            if matches!(op.name, "std" | "var") && it.m.mode == Mode::Analysis {
+                // torch._prims_common.set_correction (eager accepts it).
+                if let Value::Int(c) = a.get("correction") {
+                    if c.as_int().is_some_and(|c| c < 0) {
+                        return Err(oe("other", "correction argument should be non-negative"));
+                    }
+                }
+            }
+            // all/any with an empty dim list reduce nothing (make_dim_mask's
+            // allow_empty_dims); the other reductions reduce every dim.
+            let sizes = if rule == "all" && dims.as_ref().is_some_and(|d| d.is_empty()) {
+                t.sizes().clone()
+            } else {
+                reduce_dims(it, t, dims, keepdim)?
+            };
             let dtype_arg = if op.params.iter().any(|p| p.name == "dtype") { a.dtype("dtype")? } else { None };
             let dtype = match (rule, dtype_arg) {
                 (_, Some(d)) => d,
@@ -4961,6 +5375,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             match a.get("dim") {
                 Value::None => {
+                    no_identity_check(it, op, t, None, false)?;
                     let meta = contiguous(it, smallvec![], t.dtype)?;
                     Ok((vec![meta], None))
                 }
@@ -4972,6 +5387,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => {
                     let d = a.int(it, "dim")?;
                     let keepdim = a.bool("keepdim")?;
+                    reduction_rank_limit(it, op, t, it.m.mode == Mode::Eager)?;
+                    no_identity_check(it, op, t, Some(&[d]), false)?;
                     let sizes = reduce_dims(it, t, Some(vec![d]), keepdim)?;
                     let values = contiguous(it, sizes.clone(), t.dtype)?;
                     let indices = contiguous(it, sizes, DType::I64)?;
@@ -4985,6 +5402,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("\"{}_cpu\" not implemented for 'Bool'", op.name)));
             }
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
+            reduction_rank_limit(it, op, t, dims.is_some() && it.m.mode == Mode::Eager)?;
+            no_identity_check(it, op, t, dims.as_deref(), true)?;
             let keepdim = a.bool("keepdim")?;
             let sizes = if dims.is_none() && !keepdim { smallvec![] } else { reduce_dims(it, t, dims, keepdim)? };
             let meta = contiguous(it, sizes, DType::I64)?;
@@ -5229,6 +5648,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // tensor), and each dim is wrapped.
                 let shifts = a.syms("shifts")?.len();
                 let dims = a.opt_dims(it, "dims")?.unwrap_or_default();
+                if shifts == 0 {
+                    return Err(oe("other", "`shifts` required"));
+                }
+                if it.m.mode == Mode::Analysis && !t.sizes().is_empty() {
+                    // torch._refs.roll canonicalizes the dims first.
+                    for &d in &dims {
+                        shape::wrap_dim(d, t.sizes().len())?;
+                    }
+                }
                 if shifts != dims.len() && !(dims.is_empty() && shifts == 1) {
                     let space = if it.m.mode == Mode::Analysis { " " } else { "" };
                     return Err(oe(
@@ -5269,7 +5697,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "cat" | "stack" => {
             let ts = a.tensors("tensors")?;
             if ts.is_empty() {
-                return Err(oe("cat-shape", format!("{}(): expected a non-empty list of Tensors", op.name)));
+                return Err(match (rule, it.m.mode) {
+                    ("stack", _) => oe("other", "stack expects a non-empty TensorList"),
+                    (_, Mode::Analysis) => oe("other", "cat expects at least one tensor, but received zero!"),
+                    (_, Mode::Eager) => oe("cat-shape", format!("torch.{}(): expected a non-empty list of Tensors", op.name)),
+                });
             }
             autocast_promote(it, &ts)?;
             let metas: Vec<Tensor> = ts.iter().map(|&x| it.m.t(x).clone()).collect();
@@ -5302,7 +5734,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 } else {
                     let nd = live[0].sizes().len();
                     if nd == 0 {
-                        return Err(oe("cat-shape", "zero-dimensional tensor (at position 0) cannot be concatenated"));
+                        // torch._refs.cat indexes the 0-dim tensor's empty size
+                        // list; FakeTensor runs the real kernel when every
+                        // input is a constant (a `torch.tensor` literal).
+                        let constants = ts.iter().all(|&x| it.m.known_values(x).is_some());
+                        return Err(match it.m.mode {
+                            Mode::Analysis if !constants => oe("index-out-of-range", "list assignment index out of range"),
+                            _ => oe("other", "zero-dimensional tensor (at position 0) cannot be concatenated"),
+                        }
+                        .help("stack 0-dim tensors with torch.stack, or unsqueeze them first"));
                     }
                     let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
                     let mut s = live[0].sizes().clone();

@@ -1716,8 +1716,10 @@ impl<'a> Interp<'a> {
     ) -> R<ArgValues> {
         use crate::ops::ParamType;
         if kw.is_empty() {
-            if let Some(out) = Self::bind_in_order(op, &receiver, &pos) {
-                return Self::bind_defaults(op, out, receiver.into_iter().chain(pos), span);
+            if let Some(count) = Self::bind_in_order(op, &receiver, &pos) {
+                let out = Self::bind_defaults(op, count, receiver.into_iter().chain(pos), span)?;
+                overload_check(op, &out, (1u64 << count) - 1, span)?;
+                return Ok(out);
             }
         }
         let mut pos = pos;
@@ -1773,6 +1775,16 @@ impl<'a> Interp<'a> {
         for (k, v) in kw {
             let k: &str = &k;
             let k = if k == "input" { "self" } else { k };
+            // NumPy's spellings, which PyTorch's argument parser accepts for
+            // a parameter of the other name (numpy_compatibility_arg_names).
+            let k = match k {
+                _ if op.params.iter().any(|p| p.name == k) => k,
+                "axis" => "dim",
+                "keepdims" => "keepdim",
+                "x" | "a" | "x1" => "self",
+                "x2" => "other",
+                _ => k,
+            };
             // aten's schema spells dropout's flag `train`.
             let k = if k == "train" && op.name == "dropout" {
                 "training"
@@ -1816,6 +1828,7 @@ impl<'a> Interp<'a> {
             }
             out[i] = default_value(op, p, span)?;
         }
+        overload_check(op, &out, given, span)?;
         Ok(out)
     }
 
@@ -1996,4 +2009,72 @@ fn target_names<'e>(target: &'e Expr, out: &mut Vec<(&'e Name, Slot)>) {
         ExprKind::Starred(inner) => target_names(inner, out),
         _ => {}
     }
+}
+
+/// The calls tpi's one signature per op accepts but none of PyTorch's
+/// overloads does (`given`: the parameters the call bound). sum, mean and
+/// prod take `keepdim` only with `dim`; prod's dim is one int, and `None`
+/// picks its Dimname overload, as for logsumexp; std and var take
+/// `unbiased` with `keepdim` only with `dim`.
+fn overload_check(op: &OpDef, args: &ArgValues, given: u64, span: Span) -> R<()> {
+    if !matches!(
+        op.name,
+        "sum" | "mean" | "prod" | "logsumexp" | "std" | "var"
+    ) {
+        return Ok(());
+    }
+    let given_param = |name: &str| {
+        op.params
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| (given & (1 << i) != 0, &args[i]))
+    };
+    let (dim_given, dim) = given_param("dim").unwrap_or((false, &Value::None));
+    let keepdim_given = given_param("keepdim").is_some_and(|(g, _)| g);
+    let invalid = |why: &str| {
+        err(
+            "arguments",
+            format!(
+                "{}() received an invalid combination of arguments: {why}",
+                op.name
+            ),
+            span,
+        )
+    };
+    match op.name {
+        "sum" | "mean" | "prod" if keepdim_given && !dim_given => {
+            return Err(invalid("`keepdim` is only accepted with `dim`")
+                .with_help(format!("pass the dims: `{}(dim, keepdim=True)`", op.name)));
+        }
+        "prod" | "logsumexp" if dim_given && matches!(dim, Value::None) => {
+            return Err(err(
+                "arguments",
+                "Please look up dimensions by name, got: name = None.",
+                span,
+            )
+            .with_note(format!(
+                "`{}(dim=None)` picks the named-dimension overload",
+                op.name
+            )));
+        }
+        "prod" if matches!(dim, Value::Tuple(_) | Value::List(_)) => {
+            return Err(invalid("`dim` must be one int")
+                .with_help("reduce one dim at a time: `x.prod(0).prod(1)`"));
+        }
+        "std" | "var"
+            if keepdim_given && !dim_given && given_param("unbiased").is_some_and(|(g, _)| g) =>
+        {
+            return Err(invalid("`unbiased` with `keepdim` needs `dim`")
+                .with_help("pass `dim=None`, or use `correction=` instead of `unbiased=`"));
+        }
+        "std" | "var"
+            if given_param("unbiased").is_some_and(|(g, _)| g)
+                && given_param("correction").is_some_and(|(g, _)| g) =>
+        {
+            return Err(invalid("`unbiased` and `correction` exclude each other")
+                .with_help("`unbiased=False` is `correction=0`"));
+        }
+        _ => {}
+    }
+    Ok(())
 }

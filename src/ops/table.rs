@@ -237,7 +237,7 @@ empty ; t ; L size, * , D? dtype=None, A layout=None, A device=None, B requires_
 rand ; t ; L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; full_0 ; creation
 randn ; t ; L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; full_0 ; creation
 full ; t ; L size, TS fill_value, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; full ; creation
-randint ; t ; A a, A b=None, A c=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; randint ; creation
+randint ; t ; A low=None, A high=None, A size=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; randint ; creation
 arange ; t ; A start, A end=None, A step=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; arange ; creation
 linspace ; t ; N start, N end, I steps, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; linspace ; creation
 eye ; t ; I n, I? m=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; eye ; creation
