@@ -4,6 +4,46 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
+    // PyTorch's test_binary_ufuncs.py (pytorch/binary_ufuncs_2.tp). The
+    // analysis runs torch._refs' pow_ (pow with out=self), whose out wrapper
+    // resizes a self that cannot hold the broadcast shape, with a warning.
+    (
+        "pytorch/binary_ufuncs_2.tp:test_pow_inplace_resizing_exception_1",
+        "out= resize of pow_ in the analysis not modelled",
+    ),
+    (
+        "pytorch/binary_ufuncs_2.tp:test_pow_inplace_resizing_exception_2",
+        "out= resize of pow_ in the analysis not modelled",
+    ),
+    (
+        "pytorch/binary_ufuncs_2.tp:test_pow_inplace_resizing_exception_3",
+        "out= resize of pow_ in the analysis not modelled",
+    ),
+    (
+        "pytorch/binary_ufuncs_2.tp:test_pow_inplace_resizing_exception_4",
+        "out= resize of pow_ in the analysis not modelled",
+    ),
+    // `2 ** x`: eager's pow(Scalar, Tensor) allocates a contiguous output;
+    // the analysis's reference keeps x's layout (tpi follows the analysis).
+    (
+        "pytorch/binary_ufuncs_2.tp:test_rpow_transposed_layout",
+        "eager-only output strides not modelled",
+    ),
+    // torch.repeat_interleave(repeats): the one-argument overload.
+    (
+        "pytorch/creation_ops_1.tp:test_repeat_interleave_self_repeats",
+        "repeat_interleave(Tensor repeats) overload not modelled",
+    ),
+    // A complex gradient reaching a real input (validate_outputs).
+    (
+        "pytorch/reductions_pt_2.tp:test_sum_integer_upcast_rg",
+        "backward dtype checks not modelled",
+    ),
+    // A 0-dim complex64 times float16 is complex32, a dtype outside the language.
+    (
+        "pytorch/type_promotion_1.tp:test_complex_promotion_cfloat_0dim_half",
+        "complex32 not modelled",
+    ),
     // PyTorch's test_indexing.py (pytorch/indexing_*.tp). FakeTensor
     // constants propagate through ops (`one.int()`); tpi keeps only the
     // literals' own.
