@@ -314,6 +314,22 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value
         && op.params.iter().any(|p| p.name == "inplace")
         && matches!(a.get("inplace"), Value::Bool(true))
     {
+        if op.name == "dropout" {
+            // _dropout_impl<inplace>: nothing to do (and nothing written)
+            // when p is 0, outside training, or for an empty input.
+            let x = a.tensor("input").map_err(|e| op_error(e, span))?;
+            let p = match a.get("p") {
+                Value::Float(f) => Some(*f),
+                Value::Int(i) => i.as_int().map(|i| i as f64),
+                _ => None,
+            };
+            let empty = it.m.t(x).sizes().iter().any(|s| s.as_int() == Some(0));
+            let training = a.bool("training").map_err(|e| op_error(e, span))?;
+            if p.is_some_and(|p| (0.0..=1.0).contains(&p)) && (p == Some(0.0) || !training || empty)
+            {
+                return Ok(Value::Tensor(x));
+            }
+        }
         let inplace_name = format!("{}_", op.name);
         if let Some(ip) = OpTable::get().lookup(&inplace_name) {
             return apply_inplace(it, ip, a, span);
@@ -2721,7 +2737,12 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         }
                     }
                 }
-                (_, Value::Int(s)) if size.is_symbolic() && s.as_int().is_some_and(|e| e > 0) => {
+                // ATen's split: only the number of pieces is fixed (guarded);
+                // each piece's length stays the (symbolic) split size.
+                (_, Value::Int(s))
+                    if (size.is_symbolic() && s.as_int().is_some_and(|e| e > 0))
+                        || (s.is_symbolic() && !it.m.sizes.lt_int(s, 1)) =>
+                {
                     symbolic_split(it, &size, s)?
                 }
                 (_, Value::Int(s)) => {
@@ -3444,24 +3465,58 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     if let Some(sizes) = sizes {
-        if !it.m.sizes.eq_dims(&sizes, &t.sizes) {
-            let e =
-                if op.name == "copy_" && it.m.mode == Mode::Analysis && sizes.len() > t.sizes.len()
-                {
-                    OpError::new(
-                        "other",
-                        "expand: the requested shape has too few dimensions!",
-                    )
-                } else {
-                    OpError::new(
-                        "inplace-broadcast",
-                        format!(
-                            "output with shape {} doesn't match the broadcast shape {}",
-                            show(&t.sizes),
-                            show(&sizes)
-                        ),
-                    )
-                };
+        if !it.m.sizes.eq_dims(&sizes, &t.sizes)
+            && it.m.mode == Mode::Analysis
+            && op.name == "pow_"
+            && !it.m.t(me).functional_view
+        {
+            // The analysis runs torch._refs' pow_, `pow(self, exponent,
+            // out=self)`: its out wrapper resizes `self` to the broadcast
+            // shape (with a warning) instead of refusing. The wrapper's
+            // Python sizes stay the old ones, and no metadata mutation is
+            // recorded (tests/oracle/pytorch/binary_ufuncs_2.tp).
+            let strides = shape::contiguous_strides(&sizes, &mut it.m.sizes)
+                .map_err(|e| op_error(e, span))?;
+            // The new value is a fresh tensor (replace_), not a grown storage.
+            let numel = it.m.sizes.prod(&sizes).map_err(|e| op_error(e, span))?;
+            let itemsize = SymInt::int(it.m.t(me).dtype.itemsize());
+            let nbytes =
+                it.m.sizes
+                    .mul(&numel, &itemsize)
+                    .map_err(|e| op_error(e, span))?;
+            let storage = it.m.t(me).storage;
+            it.m.storages[storage].nbytes = Some(nbytes);
+            let old = it.m.t(me).geom.clone();
+            let geom = it.m.geometry(sizes, strides);
+            it.m.python_geom.entry(me).or_insert(old);
+            it.m.tensors[me].set_geometry(geom);
+        } else if !it.m.sizes.eq_dims(&sizes, &t.sizes) {
+            let e = if matches!(op.name, "addmm_" | "baddbmm_") {
+                // Structured in-place kernels check their output (eager);
+                // the analysis's copy_ back expands the result.
+                match it.m.mode {
+                    Mode::Eager => OpError::new("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(&t.sizes), show(&sizes))),
+                    Mode::Analysis if sizes.len() > t.sizes.len() => OpError::new("other", "expand: the requested shape has too few dimensions!"),
+                    Mode::Analysis => OpError::new("inplace-broadcast", format!("output with shape {} doesn't match the broadcast shape {}", show(&t.sizes), show(&sizes))),
+                }
+            } else if op.name == "copy_"
+                && it.m.mode == Mode::Analysis
+                && sizes.len() > t.sizes.len()
+            {
+                OpError::new(
+                    "other",
+                    "expand: the requested shape has too few dimensions!",
+                )
+            } else {
+                OpError::new(
+                    "inplace-broadcast",
+                    format!(
+                        "output with shape {} doesn't match the broadcast shape {}",
+                        show(&t.sizes),
+                        show(&sizes)
+                    ),
+                )
+            };
             return Err(op_error(
                 e.help(format!("an in-place op cannot grow `self`; use the out-of-place `{}` and rebind the name", op.name.trim_end_matches('_'))),
                 span,
@@ -3646,6 +3701,17 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
             "other",
             format!("{base} not implemented for complex tensors."),
         )),
+        "sign" if own.is_complex() && eager => Some(oe(
+            "other",
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+        )),
+        "relu" if own.is_complex() && eager => Some(oe("other", "clamp is not supported for complex types")),
+        "round" if own.is_complex() => not_built("round_vml_cpu", own),
+        // round(decimals=) has no integer shortcut (round_decimals_out).
+        "round" if own.is_integral() && !matches!(a.get("decimals"), Value::None) => {
+            let zero = matches!(a.get("decimals"), Value::Int(d) if d.as_int() == Some(0));
+            not_built(if zero { "round_vml_cpu" } else { "round_cpu" }, own)
+        }
         "floor" | "ceil" | "trunc" | "fix" if own.is_complex() && eager => {
             let name = if base == "fix" { "trunc" } else { base };
             Some(oe(
@@ -4930,6 +4996,15 @@ fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
     cpu_autocast_dtype(it)
 }
 
+/// An operand's dtype after CPU autocast's cast for `op`: a lower-precision
+/// op casts floating tensors other than float64 (autocast's `is_eligible`).
+fn autocast_operand(it: &Interp, op: &str, dtype: DType) -> DType {
+    match autocast_dtype(it, op) {
+        Some(lower) if dtype.is_floating() && dtype != DType::F64 => lower,
+        _ => dtype,
+    }
+}
+
 /// The dtype of CPU autocast, when it is on.
 fn cpu_autocast_dtype(it: &Interp) -> Option<DType> {
     it.m.autocast
@@ -5214,6 +5289,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         if matches!(op.name, "abs" | "absolute") {
             p.dtype = p.dtype.to_real();
         }
+        if matches!(op.name, "abs_" | "absolute_") && p.dtype.is_complex() {
+            // Eager's abs_ refuses; the analysis writes abs's real result
+            // back into the complex tensor, which its out check refuses.
+            return Err(oe(
+                "other",
+                match it.m.mode {
+                    Mode::Eager => "In-place abs is not supported for complex tensors.".to_string(),
+                    Mode::Analysis => format!(
+                        "Expected out tensor to have dtype torch.{} but got torch.{}",
+                        p.dtype.to_real().name(),
+                        p.dtype.name()
+                    ),
+                },
+            )
+            .help("use the out-of-place `abs()`"));
+        }
+        // square is pow(self, 2): a bool tensor with an int gives int64.
+        if matches!(op.name, "square") && p.dtype == DType::Bool {
+            p.dtype = DType::I64;
+        }
         if rule == "unary_float" && matches!(op.name, "relu" | "hardtanh") {
             p.dtype = it.m.t(a.tensor("self")?).dtype;
         }
@@ -5261,7 +5356,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 it.m.specialise_unit_sizes(t);
             }
         }
-        if op.name == "neg" && it.m.t(a.tensor("self")?).dtype == DType::Bool {
+        if matches!(op.name, "neg" | "neg_" | "negative" | "negative_")
+            && it.m.t(a.tensor("self")?).dtype == DType::Bool
+        {
             return Err(oe("other", NEGATE_BOOL));
         }
         if p.tensors.is_empty() {
@@ -5502,8 +5599,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             let o = a.tensor(other_name)?;
             let ot = it.m.t(o).clone();
-            if t.dtype != ot.dtype && autocast_dtype(it, rule).is_none() && it.m.mode == Mode::Eager {
-                return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", t.dtype.name(), ot.dtype.name())));
+            let (d1, d2) = (autocast_operand(it, rule, t.dtype), autocast_operand(it, rule, ot.dtype));
+            // outer is `self.reshape(-1, 1) * vec2`: it promotes.
+            if d1 != d2 && it.m.mode == Mode::Eager && rule != "outer" {
+                return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(d1), cpp_type_name(d2))));
+            }
+            if d1 == DType::Bool && it.m.mode == Mode::Eager && (rule == "mm" || (rule == "matmul" && t.sizes().len() == 2 && ot.sizes().len() == 2)) {
+                return Err(oe("other", "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
             }
             let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
             if it.m.inference_mode {
@@ -5527,9 +5629,33 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
             }
             // The analysis's decompositions promote mixed dtypes.
-            let dtype = autocast_dtype(it, rule).filter(|_| t.dtype.is_floating()).unwrap_or(DType::promote(t.dtype, ot.dtype));
+            let dtype = DType::promote(d1, d2);
             let meta = contiguous(it, sizes, dtype)?;
             let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+            if rule == "matmul" && it.m.mode == Mode::Analysis && d1 == 3 && d2 == 3 {
+                // torch._decomp's matmul: 3-d operands whose batch sizes
+                // differ, one of batch 1 that requires grad, go through the
+                // fold path as `matmul(x.squeeze(0), y)` (or y's).
+                let x = me.unwrap_or(o);
+                let (b1, b2) = (t.sizes()[0].as_int(), ot.sizes()[0].as_int());
+                if b1.is_some() && b2.is_some() && b1 != b2 {
+                    let squeeze = |it: &mut Interp, id: TensorId| {
+                        it.call_op("squeeze", smallvec![Value::Tensor(id), Value::Int(SymInt::int(0))], Vec::new(), span)
+                            .map_err(|d| OpError::new(d.code, d.message))
+                    };
+                    let pair = if b1 == Some(1) && it.m.requires_grad(x) {
+                        Some((squeeze(it, x)?, Value::Tensor(o)))
+                    } else if b2 == Some(1) && it.m.requires_grad(o) {
+                        Some((Value::Tensor(x), squeeze(it, o)?))
+                    } else {
+                        None
+                    };
+                    if let Some((l, r)) = pair {
+                        let v = it.call_op("matmul", smallvec![l, r], Vec::new(), span).map_err(|d| OpError::new(d.code, d.message))?;
+                        return Ok((vec![], Some(v)));
+                    }
+                }
+            }
             if rule == "matmul" && it.m.mode == Mode::Analysis {
                 if let Some(v) = analysis_matmul_view(it, a, t, &ot, me.unwrap_or(o), o, &meta, span)? {
                     return Ok((vec![], Some(v)));
@@ -5568,27 +5694,75 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let (m1, m2) = if rule == "addmm" { (a.tensor("mat1")?, a.tensor("mat2")?) } else { (a.tensor("batch1")?, a.tensor("batch2")?) };
             let (s1, s2) = (it.m.t(m1).sizes().clone(), it.m.t(m2).sizes().clone());
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
+            if it.m.mode == Mode::Eager && rule == "addmm" {
+                // addmm_out_cpu expands self to the product first.
+                expand_geometry(it, t, &prod)?;
+            }
+            if rule == "baddbmm" {
+                // meta_baddbmm.
+                let (d1, d2) = (it.m.t(m1).dtype, it.m.t(m2).dtype);
+                if t.dtype != d1 || d1 != d2 {
+                    return Err(oe("other", format!("Input dtypes must be the same, got: input: torch.{}, batch1: torch.{}, batch2: torch.{}", t.dtype.name(), d1.name(), d2.name())));
+                }
+            }
             let sizes = shape::broadcast_shapes(t.sizes(), &prod, &mut it.m.sizes)?;
             if !it.m.sizes.eq_dims(&sizes, &prod) {
                 return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(t.sizes()), show(&prod))));
             }
-            let dtype = autocast_dtype(it, rule).unwrap_or(t.dtype);
-            let meta = contiguous(it, prod, dtype)?;
+            // ADDMM_META's checks, in eager only (the analysis decomposes
+            // and promotes).
+            let [ds, dm1, dm2] = [t.dtype, it.m.t(m1).dtype, it.m.t(m2).dtype].map(|d| autocast_operand(it, rule, d));
+            if it.m.mode == Mode::Eager {
+                if ds != dm2 {
+                    return Err(oe("other", format!("self and mat2 must have the same dtype, but got {} and {}", torch_type_name(ds), torch_type_name(dm2))));
+                }
+                if dm1 != dm2 {
+                    return Err(oe("other", format!("mat1 and mat2 must have the same dtype, but got {} and {}", torch_type_name(dm1), torch_type_name(dm2))));
+                }
+            }
+            let meta = contiguous(it, prod, ds)?;
             Ok((vec![meta], None))
         }
         "linear" => {
             let x = a.tensor("input")?;
             let w = a.tensor("weight")?;
             let (xs, ws) = (it.m.t(x).sizes().clone(), it.m.t(w).sizes().clone());
+            if xs.is_empty() || ws.is_empty() {
+                return Err(oe("other", format!("both arguments to linear need to be at least 1D, but they are {}D and {}D", xs.len(), ws.len())));
+            }
             let wt: Dims = ws.iter().rev().cloned().collect();
             let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
             if let Some(b) = a.opt_tensor("bias")? {
                 let bs = it.m.t(b).sizes().clone();
+                if it.m.mode == Mode::Eager && xs.len() == 2 {
+                    // addmm(bias, input, weight.t()) expands the bias first.
+                    let bt = it.m.t(b).clone();
+                    expand_geometry(it, &bt, &sizes)?;
+                }
                 sizes = shape::broadcast_shapes(&sizes, &bs, &mut it.m.sizes)?;
             }
-            let dtype = autocast_dtype(it, rule).unwrap_or(it.m.t(x).dtype);
-            let meta = contiguous(it, sizes, dtype)?;
             let bias = a.opt_tensor("bias")?;
+            let dx = autocast_operand(it, rule, it.m.t(x).dtype);
+            let dw = autocast_operand(it, rule, it.m.t(w).dtype);
+            let db = bias.map(|b| autocast_operand(it, rule, it.m.t(b).dtype));
+            if it.m.mode == Mode::Eager {
+                // addmm(bias, input, weight.t()) checks self first; matmul's mm
+                // has its own words.
+                match db {
+                    Some(db) if db != dw && xs.len() == 2 => {
+                        return Err(oe("other", format!("self and mat2 must have the same dtype, but got {} and {}", torch_type_name(db), torch_type_name(dw))));
+                    }
+                    Some(_) if dx != dw => {
+                        return Err(oe("other", format!("mat1 and mat2 must have the same dtype, but got {} and {}", torch_type_name(dx), torch_type_name(dw))));
+                    }
+                    None if dx != dw => {
+                        return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(dx), cpp_type_name(dw))));
+                    }
+                    _ => {}
+                }
+            }
+            let dtype = DType::promote(DType::promote(dx, dw), db.unwrap_or(dx));
+            let meta = contiguous(it, sizes, dtype)?;
             if it.m.mode == Mode::Analysis && autocast_dtype(it, rule).is_none() {
                 return analysis_linear(it, x, w, bias, span).map(|v| (vec![], Some(v)));
             }
@@ -5999,6 +6173,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = it.m.t(x).clone();
             let ns = a.syms("normalized_shape")?;
             let nd = t.sizes().len();
+            if ns.is_empty() {
+                return Err(oe("other", "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = []"));
+            }
+            for name in ["weight", "bias"] {
+                if let Some(p) = a.opt_tensor(name)? {
+                    let ps = it.m.t(p).sizes().clone();
+                    if !it.m.sizes.eq_dims(&ps, &ns) {
+                        let what = if name == "weight" { "weight" } else { "bias" };
+                        return Err(oe("other", format!("Expected {what} to be of same shape as normalized_shape, but got {what} of shape {} and normalized_shape = {}", show(&ps), show(&ns))));
+                    }
+                }
+            }
             let ok = ns.len() <= nd && ns.iter().zip(&t.sizes()[nd - ns.len()..]).all(|(p, q)| it.m.sizes.eq(p, q));
             if !ok {
                 return Err(oe("other", format!("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}", show(&ns), show(&ns).trim_matches(|c| c == '[' || c == ']'), show(t.sizes()))));
@@ -6010,8 +6196,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let x = a.tensor("input")?;
             let w = a.tensor("weight")?;
             let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
-            if !xt.dtype.is_integral() || xt.dtype == DType::Bool {
-                return Err(oe("other", format!("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead", xt.dtype.name())));
+            // torch.nn.functional.embedding's own asserts on padding_idx.
+            if let (Value::Int(p), Some(rows)) = (a.get("padding_idx"), wt.sizes().first().and_then(SymInt::as_int)) {
+                if let Some(p) = p.as_int() {
+                    if p >= rows || p < -rows {
+                                                return Err(oe("other", "Padding_idx must be within num_embeddings").help(format!("padding_idx must be in [-{rows}, {rows})")));
+                    }
+                }
+            }
+            // embedding_symint's checkScalarTypes, in eager only (the
+            // analysis's decomposition indexes with any dtype).
+            if it.m.mode == Mode::Eager && !matches!(xt.dtype, DType::I64 | DType::I32) {
+                return Err(oe("other", format!("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)", torch_type_name(xt.dtype))));
             }
             if wt.sizes().len() != 2 {
                 return Err(oe("other", "'weight' must be 2-D"));
@@ -6118,8 +6314,14 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
             Ok(smallvec![])
         }
         "outer" => {
-            if a.len() != 1 || b.len() != 1 {
-                return Err(oe("matmul-shape", "outer: expected 1D tensors"));
+            // check_1d (LinearAlgebra.cpp).
+            for (name, x) in [("self", a), ("vec2", b)] {
+                if x.len() != 1 {
+                    return Err(oe(
+                        "other",
+                        format!("outer: Expected 1-D argument {name}, but got {}-D", x.len()),
+                    ));
+                }
             }
             Ok(smallvec![a[0].clone(), b[0].clone()])
         }
@@ -6170,7 +6372,16 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                     }
                     let ab = &a[..a.len().saturating_sub(2)];
                     let bb = &b[..b.len().saturating_sub(2)];
-                    let mut out = shape::broadcast_shapes(ab, bb, s)?;
+                    // The analysis's matmul broadcasts the batch dims with
+                    // torch.broadcast_shapes, whose words differ.
+                    let analysis = it.m.mode == Mode::Analysis;
+                    let mut out = shape::broadcast_shapes(ab, bb, s).map_err(|e| {
+                        if analysis && e.code == "broadcast" {
+                            oe("other", "Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch possible at dimension 0")
+                        } else {
+                            e
+                        }
+                    })?;
                     if let Some(r) = ar {
                         out.push(r);
                     }
@@ -6192,10 +6403,72 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
 /// `sumproduct_pair`: a `mul`, or permute + reshape + `bmm` + `view` +
 /// permute, so the result may be a view of the `bmm` (the autograd graph,
 /// saved tensors, views and strides are those ops').
+/// einsum's sublist format, `einsum(op1, [0, 1], op2, [1, 2], [0, 2])`, as
+/// its equation string (labels 0-25 are `a`-`z`, 26-51 `A`-`Z`, `...` an
+/// ellipsis) and the operands.
+fn einsum_sublists(a: &Args) -> OpResult<(String, Value)> {
+    let mut items: Vec<Value> = vec![a.get("equation").clone()];
+    match a.get("operands") {
+        // einsum(op, sublist): the binding's operands are the sublist.
+        v @ Value::List(_)
+            if !v
+                .sequence()
+                .unwrap_or_default()
+                .iter()
+                .any(|x| matches!(x, Value::Tensor(_))) =>
+        {
+            items.push(v.clone())
+        }
+        v => items.extend(v.sequence().unwrap_or_else(|| vec![v.clone()])),
+    }
+    let labels = |v: &Value| -> OpResult<String> {
+        let mut out = String::new();
+        for x in v
+            .sequence()
+            .ok_or_else(|| oe("other", "einsum(): expected a list of subscripts"))?
+        {
+            match x {
+                Value::Ellipsis => out.push_str("..."),
+                Value::Int(i) => match i.as_int() {
+                    Some(i @ 0..=25) => out.push((b'a' + i as u8) as char),
+                    Some(i @ 26..=51) => out.push((b'A' + (i - 26) as u8) as char),
+                    _ => return Err(oe("other", "einsum(): subscript in subscript list is not within the valid range [0, 52)")),
+                },
+                _ => return Err(oe("other", "einsum(): expected subscript to be an int or an ellipsis")),
+            }
+        }
+        Ok(out)
+    };
+    let mut inputs = Vec::new();
+    let mut operands = Vec::new();
+    let mut rest = items.as_slice();
+    while let [op @ Value::Tensor(_), sub, tail @ ..] = rest {
+        operands.push(op.clone());
+        inputs.push(labels(sub)?);
+        rest = tail;
+    }
+    let mut eq = inputs.join(",");
+    match rest {
+        [] => {}
+        [out] => {
+            eq.push_str("->");
+            eq.push_str(&labels(out)?);
+        }
+        _ => {
+            return Err(oe(
+                "other",
+                "einsum(): expected pairs of an operand and its subscripts",
+            ))
+        }
+    }
+    Ok((eq, Value::tuple(operands)))
+}
+
 fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     const ELLIPSIS: u8 = 52;
-    let eq = match a.get("equation") {
-        Value::Str(s) => s.to_string(),
+    let (eq, operands_value) = match a.get("equation") {
+        Value::Str(s) => (s.to_string(), a.get("operands").clone()),
+        Value::Tensor(_) => einsum_sublists(a)?,
         _ => {
             return Err(oe(
                 "arguments",
@@ -6203,7 +6476,7 @@ fn einsum(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             ))
         }
     };
-    let operands: Vec<TensorId> = match a.get("operands") {
+    let operands: Vec<TensorId> = match &operands_value {
         Value::Tensor(t) => vec![*t],
         v => v
             .sequence()
@@ -7050,14 +7323,96 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             }
         }
     };
-    if matches!(a.get("padding"), Value::Str(_)) {
+    let (stride, dilation) = (pair("stride")?, pair("dilation")?);
+    // _convolution_mode (Convolution.cpp): 'valid' is no padding; 'same'
+    // pads dilation * (kernel - 1) in all, the odd one after (by an extra
+    // constant_pad_nd of the input), for stride 1 only.
+    let padding = match a.get("padding") {
+        Value::Str(mode) => match &**mode {
+            "valid" => [0, 0],
+            "same" => {
+                if stride.iter().any(|&s| s != 1) {
+                    return Err(oe(
+                        "other",
+                        "padding='same' is not supported for strided convolutions",
+                    ));
+                }
+                // Each side gets total / 2; an odd total pads the input by
+                // one more (`odd_same` below).
+                let mut p = [0, 0];
+                for (i, p) in p.iter_mut().enumerate() {
+                    let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
+                    *p = dilation[i] * (k - 1) / 2;
+                }
+                p
+            }
+            other => return Err(oe("other", format!("Invalid padding string: '{other}'"))),
+        },
+        _ => pair("padding")?,
+    };
+    let odd_same: [i64; 2] = match a.get("padding") {
+        Value::Str(mode) if &**mode == "same" => {
+            let mut odd = [0, 0];
+            for (i, o) in odd.iter_mut().enumerate() {
+                let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
+                *o = dilation[i] * (k - 1) % 2;
+            }
+            odd
+        }
+        _ => [0, 0],
+    };
+    // ConvParams' checks: in both runs, but the dilation's in eager only.
+    if stride.iter().any(|&s| s <= 0) {
+        return Err(oe("other", "non-positive stride is not supported"));
+    }
+    if padding.iter().any(|&p| p < 0) {
+        return Err(oe("other", "negative padding is not supported"));
+    }
+    if it.m.mode == Mode::Eager && dilation.iter().any(|&d| d <= 0) {
         return Err(oe(
-            "unsupported",
-            "conv2d with string padding is not supported by tpi yet",
+            "other",
+            format!(
+                "dilation should be greater than zero, but got [{}, {}]",
+                dilation[0], dilation[1]
+            ),
         ));
     }
-    let (stride, padding, dilation) = (pair("stride")?, pair("padding")?, pair("dilation")?);
     let groups = a.int(it, "groups")?;
+    // check_shape_forward: the weight's output channels by groups, and
+    // the bias.
+    let cout = wt.sizes()[0].clone();
+    if let Some(c) = cout.as_int() {
+        if groups > 0 && c % groups != 0 {
+            return Err(oe("other", format!("Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead", show(wt.sizes()))));
+        }
+    }
+    let bias = a.opt_tensor("bias")?;
+    if let Some(b) = bias {
+        let bs = it.m.t(b).sizes().clone();
+        if bs.len() != 1 || !it.m.sizes.eq(&bs[0], &cout) {
+            return Err(oe("other", format!("Given weight of size {}, expected bias to be 1-dimensional with {cout} elements, but got bias of size {} instead", show(wt.sizes()), show(&bs))));
+        }
+    }
+    // The input's dtype against the bias's (both runs) and the weight's
+    // (eager's kernels), after autocast's casts.
+    let dx = autocast_operand(it, "conv2d", xt.dtype);
+    let dw = autocast_operand(it, "conv2d", wt.dtype);
+    if let Some(b) = bias {
+        let db = autocast_operand(it, "conv2d", it.m.t(b).dtype);
+        if db != dx {
+            return Err(oe(
+                "other",
+                format!(
+                    "Input type ({}) and bias type ({}) should be the same",
+                    cpp_type_name(dx),
+                    cpp_type_name(db)
+                ),
+            ));
+        }
+    }
+    if it.m.mode == Mode::Eager && dx != dw {
+        return Err(oe("other", format!("Input type (torch.{}Tensor) and weight type (torch.{}Tensor) should be the same or input should be a MKLDNN tensor and weight is a dense tensor", torch_type_name(dx), torch_type_name(dw))));
+    }
     let off = if batched { 1 } else { 0 };
     let cin = xt.sizes()[off].clone();
     let expect = it.m.sizes.mul(&wt.sizes()[1], &SymInt::int(groups))?;
@@ -7075,7 +7430,9 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     for i in 0..2 {
         let h = it.m.sizes.concrete(&xt.sizes()[off + 1 + i], "conv2d")?;
         let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
-        let o = (h + 2 * padding[i] - dilation[i] * (k - 1) - 1).div_euclid(stride[i].max(1)) + 1;
+        let o = (h + 2 * padding[i] + odd_same[i] - dilation[i] * (k - 1) - 1)
+            .div_euclid(stride[i].max(1))
+            + 1;
         if o <= 0 {
             return Err(oe("other", "Calculated output size is too small"));
         }

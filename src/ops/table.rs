@@ -102,7 +102,7 @@ abs absolute ; mt ; T self ; unary ; functional_
 relu ; mtF ; T self, B inplace=False ; unary ; functional_
 floor ; mt ; T self ; unary ; functional_
 ceil ; mt ; T self ; unary ; functional_
-round ; mt ; T self, * , I decimals=0 ; unary ; functional_
+round ; mt ; T self, * , I? decimals=None ; unary ; functional_
 trunc fix ; mt ; T self ; unary ; functional_
 sign ; mt ; T self ; unary ; functional_
 square ; mt ; T self ; unary ; functional_
