@@ -4,6 +4,18 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
+    // CPU autocast's fp32 list casts view_as_complex's input to float32
+    // first (a complex copy, not a view); only prod's cast is modelled.
+    (
+        "pytorch/autocast_cpu_2.tp:test_autocast_view_as_complex_bf16",
+        "autocast fp32 cast of view_as_complex not modelled",
+    ),
+    // resize_ of a strided view of an intermediate grows past its base:
+    // functionalization's as_strided_scatter replay refuses it.
+    (
+        "pytorch/sort_select_1.tp:test_sort_1d_output_discontiguous",
+        "resize_ of a view replayed onto its base not modelled",
+    ),
     // PyTorch's test_nn.py (pytorch/nn_functional_2.tp). An empty input
     // channel or batch picks conv's Empty backend: 0 output channels, and a
     // contiguous output whatever the weight's layout.

@@ -72,7 +72,14 @@ impl Args<'_> {
                         .concrete(i, &format!("{}()'s `{name}`", self.op.name))
                 }
             },
-            Value::Bool(b) => Ok(*b as i64),
+            // PyTorch's parser takes no bool for an int (THPUtils_checkLong).
+            Value::Bool(_) => Err(oe(
+                "arguments",
+                format!(
+                    "{}(): argument '{name}' must be int, not bool",
+                    self.op.name
+                ),
+            )),
             other => Err(oe(
                 "arguments",
                 format!(
@@ -422,9 +429,10 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
         _ => None,
     };
     let numel = it.m.sizes.prod(ix.sizes())?;
+    let mut promoted = None;
     if a.op.name == "index_copy" {
         if let Value::Tensor(s) = a.get("source") {
-            autocast_promote(it, &[me, *s])?;
+            promoted = autocast_promote(it, &[me, *s])?;
         }
     }
     if it.m.mode == Mode::Analysis {
@@ -534,8 +542,12 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
                     ),
                 ));
             }
-            if t.dtype != s.dtype {
-                return Err(oe("other", format!("index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}", torch_type_name(t.dtype), torch_type_name(s.dtype))));
+            let (td, sdt) = (
+                promoted_operand(promoted, t.dtype),
+                promoted_operand(promoted, s.dtype),
+            );
+            if td != sdt {
+                return Err(oe("other", format!("index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}", torch_type_name(td), torch_type_name(sdt))));
             }
             let (mut ss, mut ds): (Dims, Dims) = (t.sizes().clone(), s.sizes().clone());
             if !ss.is_empty() {
@@ -2477,19 +2489,22 @@ fn index_put_shape_checks(
             ),
         ));
     }
-    // make_index_put_iterator: the value is not cast (the analysis's meta
-    // does not check).
-    let vd = it.m.t(*v).dtype;
-    if vd != st.dtype {
+    index_put_dtype_check(st.dtype, it.m.t(*v).dtype)
+}
+
+/// make_index_put_iterator (eager): the value is not cast to the
+/// destination's dtype (the analysis's meta does not check).
+fn index_put_dtype_check(dst: DType, value: DType) -> OpResult<()> {
+    if value != dst {
         return Err(oe(
             "other",
             format!(
                 "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
-                torch_type_name(st.dtype),
-                torch_type_name(vd)
+                torch_type_name(dst),
+                torch_type_name(value)
             ),
         )
-        .help(format!("convert the value first: `value.to(torch.{})`", st.dtype.name())));
+        .help(format!("convert the value first: `value.to(torch.{})`", dst.name())));
     }
     Ok(())
 }
@@ -3993,7 +4008,12 @@ fn inplace_result(
             scatter_checks(it, a)?;
             Ok(none)
         }
-        "index_put" => Ok(none),
+        "index_put" => {
+            if let (Mode::Eager, Value::Tensor(v)) = (it.m.mode, a.get("values")) {
+                index_put_dtype_check(t.dtype, it.m.t(*v).dtype)?;
+            }
+            Ok(none)
+        }
         _ => {
             let (metas, _) = functional(it, op, a, span)?;
             let first = metas.into_iter().next();
@@ -4051,6 +4071,10 @@ fn functional_strides(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRe
 fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
+    // resize_'s own kernel refuses before autograd's in-place checks.
+    if matches!(op.rule, "resize" | "resize_as") && it.m.requires_grad(me) && it.m.grad_enabled {
+        return Err(oe("other", "cannot resize variables that require grad"));
+    }
     it.m.check_inplace(me, &[])?;
     let mut grown = false;
     let meta = match op.rule {
@@ -4961,16 +4985,20 @@ type FnOut = (Vec<Meta>, Option<Value>);
 /// walks the floating operands from the autocast dtype, widening to float32
 /// when one is float32 and skipping float64; any other mix (a float16
 /// operand under bfloat16 autocast before any float32 one) fails.
-fn autocast_promote(it: &Interp, tensors: &[TensorId]) -> OpResult<()> {
+/// Returns the dtype it casts the floating operands (other than float64)
+/// to, when autocast is on and there are some.
+fn autocast_promote(it: &Interp, tensors: &[TensorId]) -> OpResult<Option<DType>> {
     let Some(lower) = cpu_autocast_dtype(it) else {
-        return Ok(());
+        return Ok(None);
     };
     let mut current = lower;
+    let mut seen = false;
     for &t in tensors {
         let next = it.m.t(t).dtype;
         if !next.is_floating() || next == DType::F64 {
             continue;
         }
+        seen = true;
         if current == DType::F32 || next == DType::F32 {
             current = DType::F32;
         } else if !(current == lower && next == lower) {
@@ -4983,12 +5011,23 @@ fn autocast_promote(it: &Interp, tensors: &[TensorId]) -> OpResult<()> {
             ));
         }
     }
-    Ok(())
+    Ok(seen.then_some(current))
+}
+
+/// A `promote` op's operand dtype after autocast's cast (`promoted`:
+/// `autocast_promote`'s answer).
+fn promoted_operand(promoted: Option<DType>, dtype: DType) -> DType {
+    match promoted {
+        Some(p) if dtype.is_floating() && dtype != DType::F64 => p,
+        _ => dtype,
+    }
 }
 
 fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
+    // CPU autocast's lower-precision ops (autocast_mode.cpp); mv and dot
+    // are not among them.
     const LOWER: &[&str] = &[
-        "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "mv", "dot", "einsum",
+        "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "einsum",
     ];
     if !LOWER.contains(&op) {
         return None;
@@ -5426,6 +5465,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 ("sum", None) => {
                     if t.dtype.is_integral() {
                         DType::I64
+                    } else if op.name == "prod" && matches!(t.dtype, DType::F16 | DType::BF16) && cpu_autocast_dtype(it).is_some() {
+                        // CPU autocast runs prod in float32 (its fp32 list).
+                        DType::F32
                     } else {
                         t.dtype
                     }
@@ -5555,8 +5597,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if it.m.mode == Mode::Eager {
                 shape::wrap_dim(d, t.sizes().len())?;
             }
-            let values = contiguous(it, t.sizes().clone(), t.dtype)?;
-            let indices = contiguous(it, t.sizes().clone(), DType::I64)?;
+            // empty_like(self): a dense input's strides, else dense ones in
+            // its stride order (meta_sort; TORCH_META_FUNC2(sort, stable)).
+            let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
+            let like = |dtype| Meta { sizes: t.sizes().clone(), strides: strides.clone(), offset: SymInt::int(0), dtype };
+            let (values, indices) = (like(t.dtype), like(DType::I64));
             if rule == "argsort" {
                 return Ok((vec![indices], None));
             }
@@ -5623,7 +5668,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     _ => [false, false],
                 };
                 for (id, v) in [(x, viewed[0]), (o, viewed[1])] {
-                    if v {
+                    // Under autocast the view is of the operand's cast copy.
+                    let cast = autocast_operand(it, rule, it.m.t(id).dtype) != it.m.t(id).dtype;
+                    if v && !cast {
                         it.m.check_inference_view(id, Some(op.name))?;
                     }
                 }
@@ -5711,7 +5758,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             // ADDMM_META's checks, in eager only (the analysis decomposes
             // and promotes).
-            let [ds, dm1, dm2] = [t.dtype, it.m.t(m1).dtype, it.m.t(m2).dtype].map(|d| autocast_operand(it, rule, d));
+            // Autocast casts for addmm, not for the in-place addmm_.
+            let [ds, dm1, dm2] = [t.dtype, it.m.t(m1).dtype, it.m.t(m2).dtype].map(|d| autocast_operand(it, op.name, d));
             if it.m.mode == Mode::Eager {
                 if ds != dm2 {
                     return Err(oe("other", format!("self and mat2 must have the same dtype, but got {} and {}", torch_type_name(ds), torch_type_name(dm2))));
@@ -5787,7 +5835,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // addmm(bias, input, weight.t()); without a bias, matmul(input, weight.t()).
             // Both take a view of the weight, which the analysis refuses under
             // inference_mode (see view_of).
-            if it.m.inference_mode {
+            // Under autocast the view is of the weight's cast copy.
+            if it.m.inference_mode && autocast_operand(it, rule, it.m.t(w).dtype) == it.m.t(w).dtype {
                 let wm = it.m.meta_of(w);
                 it.m.view_of(w, wm, "t", false, true, span)?;
             }
@@ -6090,8 +6139,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if matches!(rule, "index_add" | "index_fill") {
                 index_func_checks(it, a)?;
             }
+            if let (Mode::Eager, "index_put", Value::Tensor(v)) = (it.m.mode, rule, a.get("values")) {
+                index_put_dtype_check(t.dtype, it.m.t(*v).dtype)?;
+            }
+            // index_copy is one of CPU autocast's promote ops.
+            let dtype = match (op.name, a.get("source")) {
+                ("index_copy", Value::Tensor(s)) => promoted_operand(autocast_promote(it, &[me.unwrap_or(*s), *s])?, t.dtype),
+                _ => t.dtype,
+            };
             let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
-            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
+            Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "data_dependent" if it.m.mode == Mode::Eager => {
             // Eager knows the data; tpi does not: an unknown (unbacked) size.

@@ -401,14 +401,26 @@ pub fn call_builtin(
                 Some(v) => as_bool(&v, "autocast's enabled", span)?,
                 None => true,
             };
-            if let Some(Value::Dtype(d)) = kwarg(&kw, "dtype") {
-                if let Some(a) = it.m.autocast.iter_mut().find(|a| a.device == device) {
-                    a.dtype = d;
-                }
+            // torch.autocast's __init__ parses the device type.
+            const DEVICES: &[&str] = &[
+                "cpu", "cuda", "xpu", "mps", "hpu", "xla", "meta", "mtia", "ipu", "lazy", "maia",
+            ];
+            if !DEVICES.contains(&device.as_str()) {
+                return Err(err(
+                    "other",
+                    format!("Invalid device string: '{device}'"),
+                    span,
+                ));
             }
+            let dtype = match kwarg(&kw, "dtype") {
+                Some(Value::Dtype(d)) => Some(d),
+                _ => None,
+            };
+            // The dtype is set by __enter__ and restored by __exit__.
             Ok(Value::Context(Box::new(Context::Autocast {
                 device,
                 enabled,
+                dtype,
             })))
         }
         "set_autocast_enabled" => {

@@ -426,10 +426,17 @@ impl<'a> Interp<'a> {
                 self.m.inference_mode = *on;
                 self.m.grad_enabled = !*on;
             }
-            Context::Autocast { device, enabled } => {
+            Context::Autocast {
+                device,
+                enabled,
+                dtype,
+            } => {
                 let saved = self.m.autocast.clone();
                 if let Some(a) = self.m.autocast.iter_mut().find(|a| a.device == *device) {
                     a.enabled = *enabled;
+                    if let Some(d) = dtype {
+                        a.dtype = *d;
+                    }
                 }
                 return Restore::Autocast(saved);
             }
@@ -1714,12 +1721,14 @@ impl<'a> Interp<'a> {
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<ArgValues> {
-        use crate::ops::ParamType;
         if kw.is_empty() {
             if let Some(count) = Self::bind_in_order(op, &receiver, &pos) {
-                let out = Self::bind_defaults(op, count, receiver.into_iter().chain(pos), span)?;
-                overload_check(op, &out, (1u64 << count) - 1, span)?;
-                return Ok(out);
+                let mut bound =
+                    Self::bind_defaults(op, count, receiver.into_iter().chain(pos), span);
+                if let (true, Ok(out)) = (op.overloaded, &mut bound) {
+                    overload_check(op, out, (1u64 << count) - 1, span)?;
+                }
+                return bound;
             }
         }
         let mut pos = pos;
@@ -1756,9 +1765,7 @@ impl<'a> Interp<'a> {
                 .with_help(format!("signature: {}", signature(op))));
             }
             let p = &op.params[pi];
-            if matches!(p.ty, ParamType::IntList | ParamType::OptIntList)
-                && matches!(v, Value::Int(_))
-            {
+            if varargs_ints(op, p) && matches!(v, Value::Int(_)) {
                 // varargs ints: x.view(2, 3)
                 let mut items = Vec::with_capacity(1 + pos.size_hint().0);
                 items.push(v);
@@ -1828,7 +1835,9 @@ impl<'a> Interp<'a> {
             }
             out[i] = default_value(op, p, span)?;
         }
-        overload_check(op, &out, given, span)?;
+        if op.overloaded {
+            overload_check(op, &mut out, given, span)?;
+        }
         Ok(out)
     }
 
@@ -1838,17 +1847,13 @@ impl<'a> Interp<'a> {
     /// (`x.view(2, 3)`). `Some(count)`: they fill the first `count`
     /// parameters, as the general binding would; `None`: bind generally.
     fn bind_in_order(op: &OpDef, receiver: &Option<Value>, pos: &Values) -> Option<usize> {
-        use crate::ops::ParamType;
         let count = usize::from(receiver.is_some()) + pos.len();
         if count > op.params.len() || op.name == "einsum" {
             return None;
         }
         let values = receiver.iter().chain(pos.iter());
         for (p, v) in op.params.iter().zip(values) {
-            if p.keyword_only
-                || (matches!(p.ty, ParamType::IntList | ParamType::OptIntList)
-                    && matches!(v, Value::Int(_)))
-            {
+            if p.keyword_only || (varargs_ints(op, p) && matches!(v, Value::Int(_))) {
                 return None;
             }
         }
@@ -2011,18 +2016,41 @@ fn target_names<'e>(target: &'e Expr, out: &mut Vec<(&'e Name, Slot)>) {
     }
 }
 
+/// Does this parameter take a run of int arguments (`x.view(2, 3)`)? An
+/// int list does; so does a dim list that is the only positional parameter
+/// after `self` (`x.squeeze(1, 2)`: PyTorch's parser allows varargs for a
+/// signature whose one positional argument is an int list).
+fn varargs_ints(op: &OpDef, p: &crate::ops::Param) -> bool {
+    use crate::ops::ParamType;
+    match p.ty {
+        ParamType::IntList | ParamType::OptIntList => true,
+        ParamType::Dims | ParamType::OptDims => {
+            op.params.iter().filter(|q| !q.keyword_only).count() == 2
+        }
+        _ => false,
+    }
+}
+
 /// The calls tpi's one signature per op accepts but none of PyTorch's
 /// overloads does (`given`: the parameters the call bound). sum, mean and
 /// prod take `keepdim` only with `dim`; prod's dim is one int, and `None`
 /// picks its Dimname overload, as for logsumexp; std and var take
 /// `unbiased` with `keepdim` only with `dim`.
-fn overload_check(op: &OpDef, args: &ArgValues, given: u64, span: Span) -> R<()> {
-    if !matches!(
-        op.name,
-        "sum" | "mean" | "prod" | "logsumexp" | "std" | "var"
-    ) {
-        return Ok(());
+fn overload_check(op: &OpDef, args: &mut ArgValues, given: u64, span: Span) -> R<()> {
+    // std(x, True) / var(x, False): a bool where the dim goes picks the
+    // `(Tensor self, bool unbiased)` overload.
+    if matches!(op.name, "std" | "var") {
+        let dim = op.params.iter().position(|p| p.name == "dim");
+        let unbiased = op.params.iter().position(|p| p.name == "unbiased");
+        if let (Some(d), Some(u)) = (dim, unbiased) {
+            if matches!(args[d], Value::Bool(_)) && given & (1 << u) == 0 {
+                args[u] = std::mem::replace(&mut args[d], Value::None);
+                let given = (given & !(1 << d)) | (1 << u);
+                return overload_check(op, args, given, span);
+            }
+        }
     }
+    let args: &ArgValues = args;
     let given_param = |name: &str| {
         op.params
             .iter()

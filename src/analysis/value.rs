@@ -20,6 +20,8 @@ pub enum Context {
     Autocast {
         device: String,
         enabled: bool,
+        /// `dtype=`: set on entering, restored on leaving.
+        dtype: Option<super::domain::DType>,
     },
 }
 

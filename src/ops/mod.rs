@@ -81,6 +81,9 @@ pub struct OpDef {
     pub has_inplace: bool,
     /// This entry is the derived in-place variant of a functional op.
     pub derived_inplace: bool,
+    /// PyTorch has overloads this one signature stands for, which refuse
+    /// some of the calls it binds (`interp::overload_check`).
+    pub overloaded: bool,
 }
 
 pub struct OpTable {
@@ -222,6 +225,10 @@ impl OpTable {
                 class,
                 has_inplace,
                 derived_inplace: false,
+                overloaded: matches!(
+                    spellings[0],
+                    "sum" | "mean" | "prod" | "logsumexp" | "std" | "var"
+                ),
             };
             if has_inplace {
                 let names: Vec<&'static str> = spellings
