@@ -55,11 +55,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/binary_ufuncs_2.tp:test_rpow_transposed_layout",
         "eager-only output strides not modelled",
     ),
-    // torch.repeat_interleave(repeats): the one-argument overload.
-    (
-        "pytorch/creation_ops_1.tp:test_repeat_interleave_self_repeats",
-        "repeat_interleave(Tensor repeats) overload not modelled",
-    ),
     // A complex gradient reaching a real input (validate_outputs).
     (
         "pytorch/reductions_pt_2.tp:test_sum_integer_upcast_rg",

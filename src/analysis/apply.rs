@@ -6049,6 +6049,22 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "repeat_interleave" => {
             let t = need(&t, op)?;
+            if let (Value::None, Some(me)) = (a.get("repeats"), me) {
+                // repeat_interleave(repeats): arange(len(repeats)) repeated
+                // by the values, an int64 vector of their sum.
+                if t.sizes().len() != 1 {
+                    return Err(oe("other", "repeat_interleave only accept 1D vector as repeat"));
+                }
+                if !matches!(t.dtype, DType::I32 | DType::I64) {
+                    return Err(oe("other", format!("\"repeat_interleave_cpu\" not implemented for '{}'", torch_type_name(t.dtype))));
+                }
+                let n = match a.get("output_size") {
+                    Value::Int(o) => o.clone(),
+                    _ => tensor_repeats_size(it, me, None, a)?,
+                };
+                let meta = contiguous(it, smallvec![n], DType::I64)?;
+                return Ok((vec![meta], None));
+            }
             let r = match a.get("repeats") {
                 Value::Int(r) => r.clone(),
                 Value::Tensor(rt) => match a.get("output_size") {

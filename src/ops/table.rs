@@ -216,7 +216,7 @@ cat concat concatenate ; t ; TL tensors, I dim=0 ; cat ; functional
 stack ; t ; TL tensors, I dim=0 ; stack ; functional
 repeat ; m ; T self, L repeats ; repeat ; functional
 tile ; mt ; T self, L dims ; tile ; functional
-repeat_interleave ; mt ; T self, A repeats, I? dim=None, * , I? output_size=None ; repeat_interleave ; functional
+repeat_interleave ; mt ; T self, A repeats=None, I? dim=None, * , I? output_size=None ; repeat_interleave ; functional
 flip ; mt ; T self, L dims ; same_shape ; functional
 roll ; mt ; T self, A shifts, A dims=None ; same_shape ; functional
 index_select ; mt ; T self, I dim, T index ; index_select ; functional
