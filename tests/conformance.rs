@@ -33,16 +33,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/nn_functional_2.tp:test_conv2d_weight_3d_error",
         "meta IndexError not modelled",
     ),
-    // In-place leaky_relu_/elu_ with a negative slope: their backward refuses
-    // the saved result.
-    (
-        "pytorch/nn_functional_2.tp:test_leaky_relu_inplace_with_neg_slope",
-        "backward slope check not modelled",
-    ),
-    (
-        "pytorch/nn_functional_2.tp:test_elu_inplace_with_neg_alpha",
-        "backward slope check not modelled",
-    ),
     // A channels_last input with one channel is also contiguous: eager's
     // TensorIterator fast path gives contiguous strides, fake keeps the input's.
     (

@@ -590,6 +590,25 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
 /// overload, which has no derivative: backward through it fails
 /// ("derivative for aten::scatter is not implemented").
 fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
+    // In place, the backward of leaky_relu_/elu_ works on the result,
+    // which refuses a negative slope.
+    let slope = match a.op.name.trim_end_matches('_') {
+        "leaky_relu" => Some(("negative_slope", NoDerivative::LeakyReluNegativeSlope)),
+        "elu" => Some(("alpha", NoDerivative::EluNegativeAlpha)),
+        _ => None,
+    };
+    let in_place = matches!(a.get("self"), Value::Tensor(s) if *s == out);
+    if let (Some((param, why)), true) = (slope, in_place) {
+        let negative = match a.get(param) {
+            Value::Float(f) => *f < 0.0,
+            Value::Int(i) => i.as_int().is_some_and(|i| i < 0),
+            _ => false,
+        };
+        if let (true, Some(node)) = (negative, it.m.tensors[out].grad_fn) {
+            it.m.nodes[node].not_implemented = Some(why);
+        }
+        return;
+    }
     if a.op.name.trim_end_matches('_') == "scatter" && matches!(a.get("reduce"), Value::Str(_)) {
         if let Some(node) = it.m.tensors[out].grad_fn {
             it.m.nodes[node].not_implemented = Some(if a.op.name.ends_with('_') {

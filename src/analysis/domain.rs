@@ -597,6 +597,10 @@ pub enum NoDerivative {
     ScatterReduce,
     ScatterReduceInplace,
     Set,
+    /// `leaky_relu_`/`elu_` with a negative slope: their backward, on the
+    /// saved result, refuses it (after unpacking the result).
+    LeakyReluNegativeSlope,
+    EluNegativeAlpha,
 }
 
 impl NoDerivative {
@@ -608,7 +612,27 @@ impl NoDerivative {
             NoDerivative::ScatterReduce => "aten::scatter",
             NoDerivative::ScatterReduceInplace => "aten::scatter_",
             NoDerivative::Set => "set_",
+            NoDerivative::LeakyReluNegativeSlope => "leaky_relu_",
+            NoDerivative::EluNegativeAlpha => "elu_",
         }
+    }
+
+    /// Backward's error message.
+    pub fn message(self) -> String {
+        const CAUSE: &str = "backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead.";
+        match self {
+            NoDerivative::LeakyReluNegativeSlope => format!("In-place leakyReLu {CAUSE} File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward calculation with negative slope"),
+            NoDerivative::EluNegativeAlpha => format!("In-place elu {CAUSE}"),
+            other => format!("derivative for {} is not implemented", other.name()),
+        }
+    }
+
+    /// Whether backward unpacks the node's saved tensors before raising.
+    pub fn after_unpack(self) -> bool {
+        matches!(
+            self,
+            NoDerivative::LeakyReluNegativeSlope | NoDerivative::EluNegativeAlpha
+        )
     }
 }
 

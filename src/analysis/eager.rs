@@ -133,16 +133,25 @@ pub(crate) fn predict(
             };
         }
         if let Some(op) = not_implemented {
+            if op.after_unpack() {
+                if let Some(d) = stale_saved(m, n) {
+                    return EagerPrediction {
+                        forward_error: None,
+                        backward_error: Some(d),
+                    };
+                }
+            }
+            let help = if op.after_unpack() {
+                "use the out-of-place op, or a slope of 0 or more"
+            } else {
+                "detach the result, or compute it under `torch.no_grad()`"
+            };
             return EagerPrediction {
                 forward_error: None,
                 backward_error: Some(
-                    Diagnostic::error(
-                        "other",
-                        format!("derivative for {} is not implemented", op.name()),
-                        span,
-                    )
-                    .with_label("backward cannot go through this op")
-                    .with_help("detach the result, or compute it under `torch.no_grad()`"),
+                    Diagnostic::error("other", op.message(), span)
+                        .with_label("backward cannot go through this op")
+                        .with_help(help),
                 ),
             };
         }
