@@ -27,12 +27,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/nn_functional_2.tp:test_conv_empty_input_cl_weight",
         "conv's Empty backend not modelled",
     ),
-    // A 3-d weight with a 4-d input: the analysis's conv meta indexes past
-    // the weight's dims (an IndexError); tpi reports the eager error's code.
-    (
-        "pytorch/nn_functional_2.tp:test_conv2d_weight_3d_error",
-        "meta IndexError not modelled",
-    ),
     // A channels_last input with one channel is also contiguous: eager's
     // TensorIterator fast path gives contiguous strides, fake keeps the input's.
     (

@@ -7386,7 +7386,15 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(xt.sizes()))));
     }
     if wt.sizes().len() != 4 {
-        return Err(oe("other", "conv2d: weight must be 4-D"));
+        // With fewer weight dims, the analysis's conv meta indexes past the
+        // weight's sizes (an IndexError); eager checks the stride's length
+        // against weight.dim() - 2.
+        let nd = wt.sizes().len().saturating_sub(2);
+        return Err(match it.m.mode {
+            Mode::Analysis if wt.sizes().len() < 4 => oe("index-out-of-range", "tuple index out of range"),
+            _ => oe("other", format!("expected stride to be a single integer value or a list of {nd} values to match the convolution dimensions")),
+        }
+        .help("conv2d's weight is (out_channels, in_channels / groups, kH, kW)"));
     }
     let mut pair = |name: &str| -> OpResult<[i64; 2]> {
         match a.get(name) {
