@@ -589,26 +589,25 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
 /// `scatter(..., reduce=...)` is the `scatter.reduce` / `scatter.value_reduce`
 /// overload, which has no derivative: backward through it fails
 /// ("derivative for aten::scatter is not implemented").
-fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
-    // In place, the backward of leaky_relu_/elu_ works on the result,
-    // which refuses a negative slope.
-    let slope = match a.op.name.trim_end_matches('_') {
-        "leaky_relu" => Some(("negative_slope", NoDerivative::LeakyReluNegativeSlope)),
-        "elu" => Some(("alpha", NoDerivative::EluNegativeAlpha)),
-        _ => None,
+/// In place, the backward of leaky_relu_/elu_ works on the result, which
+/// refuses a negative slope (`NoDerivative::LeakyReluNegativeSlope`).
+fn mark_negative_slope(it: &mut Interp, a: &Args, me: TensorId) {
+    let (param, why) = match a.op.name.trim_end_matches('_') {
+        "leaky_relu" => ("negative_slope", NoDerivative::LeakyReluNegativeSlope),
+        "elu" => ("alpha", NoDerivative::EluNegativeAlpha),
+        _ => return,
     };
-    let in_place = matches!(a.get("self"), Value::Tensor(s) if *s == out);
-    if let (Some((param, why)), true) = (slope, in_place) {
-        let negative = match a.get(param) {
-            Value::Float(f) => *f < 0.0,
-            Value::Int(i) => i.as_int().is_some_and(|i| i < 0),
-            _ => false,
-        };
-        if let (true, Some(node)) = (negative, it.m.tensors[out].grad_fn) {
-            it.m.nodes[node].not_implemented = Some(why);
-        }
-        return;
+    let negative = match a.get(param) {
+        Value::Float(f) => *f < 0.0,
+        Value::Int(i) => i.as_int().is_some_and(|i| i < 0),
+        _ => false,
+    };
+    if let (true, Some(node)) = (negative, it.m.tensors[me].grad_fn) {
+        it.m.nodes[node].not_implemented = Some(why);
     }
+}
+
+fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
     if a.op.name.trim_end_matches('_') == "scatter" && matches!(a.get("reduce"), Value::Str(_)) {
         if let Some(node) = it.m.tensors[out].grad_fn {
             it.m.nodes[node].not_implemented = Some(if a.op.name.ends_with('_') {
@@ -3569,6 +3568,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
     mark_reduce_not_differentiable(it, &a, me);
+    mark_negative_slope(it, &a, me);
     if it.m.mode == Mode::Analysis {
         let strides = match strides {
             Some(strides) => strides,
