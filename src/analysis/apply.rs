@@ -4161,10 +4161,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     // base: wrapping either registers the storage. Any other metadata change
     // makes a view (tests/oracle/inference_metadata_ops.tp).
     if grown {
-        if it.m.mode == Mode::Analysis && it.m.inference_mode {
-            let storage = it.m.t(me).storage;
-            it.m.storages[storage].inference_registered = true;
-        }
+        it.m.register_inference_base(me);
     } else if op.rule != "resize_as" {
         it.m.check_inference_metadata(me)?;
     }
@@ -5663,12 +5660,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             let o = a.tensor(other_name)?;
             let ot = it.m.t(o).clone();
-            let (d1, d2) = (autocast_operand(it, rule, t.dtype), autocast_operand(it, rule, ot.dtype));
+            let (dt1, dt2) = (autocast_operand(it, rule, t.dtype), autocast_operand(it, rule, ot.dtype));
             // outer is `self.reshape(-1, 1) * vec2`: it promotes.
-            if d1 != d2 && it.m.mode == Mode::Eager && rule != "outer" {
-                return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(d1), cpp_type_name(d2))));
+            if dt1 != dt2 && it.m.mode == Mode::Eager && rule != "outer" {
+                return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(dt1), cpp_type_name(dt2))));
             }
-            if d1 == DType::Bool && it.m.mode == Mode::Eager && (rule == "mm" || (rule == "matmul" && t.sizes().len() == 2 && ot.sizes().len() == 2)) {
+            if dt1 == DType::Bool && it.m.mode == Mode::Eager && (rule == "mm" || (rule == "matmul" && t.sizes().len() == 2 && ot.sizes().len() == 2)) {
                 return Err(oe("other", "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
             }
             let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
@@ -5695,7 +5692,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
             }
             // The analysis's decompositions promote mixed dtypes.
-            let dtype = DType::promote(d1, d2);
+            let dtype = DType::promote(dt1, dt2);
             let meta = contiguous(it, sizes, dtype)?;
             let (d1, d2) = (t.sizes().len(), ot.sizes().len());
             if rule == "matmul" && it.m.mode == Mode::Analysis && d1 == 3 && d2 == 3 {
@@ -7425,11 +7422,12 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     };
     let (stride, dilation) = (pair("stride")?, pair("dilation")?);
     // _convolution_mode (Convolution.cpp): 'valid' is no padding; 'same'
-    // pads dilation * (kernel - 1) in all, the odd one after (by an extra
-    // constant_pad_nd of the input), for stride 1 only.
-    let padding = match a.get("padding") {
+    // pads dilation * (kernel - 1) in all, for stride 1 only: total / 2 on
+    // each side, and an odd total one more after (an extra constant_pad_nd
+    // of the input, `odd_same`).
+    let (padding, odd_same) = match a.get("padding") {
         Value::Str(mode) => match &**mode {
-            "valid" => [0, 0],
+            "valid" => ([0, 0], [0, 0]),
             "same" => {
                 if stride.iter().any(|&s| s != 1) {
                     return Err(oe(
@@ -7437,29 +7435,17 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                         "padding='same' is not supported for strided convolutions",
                     ));
                 }
-                // Each side gets total / 2; an odd total pads the input by
-                // one more (`odd_same` below).
-                let mut p = [0, 0];
-                for (i, p) in p.iter_mut().enumerate() {
+                let (mut p, mut odd) = ([0, 0], [0, 0]);
+                for i in 0..2 {
                     let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
-                    *p = dilation[i] * (k - 1) / 2;
+                    let total = dilation[i] * (k - 1);
+                    (p[i], odd[i]) = (total / 2, total % 2);
                 }
-                p
+                (p, odd)
             }
             other => return Err(oe("other", format!("Invalid padding string: '{other}'"))),
         },
-        _ => pair("padding")?,
-    };
-    let odd_same: [i64; 2] = match a.get("padding") {
-        Value::Str(mode) if &**mode == "same" => {
-            let mut odd = [0, 0];
-            for (i, o) in odd.iter_mut().enumerate() {
-                let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
-                *o = dilation[i] * (k - 1) % 2;
-            }
-            odd
-        }
-        _ => [0, 0],
+        _ => (pair("padding")?, [0, 0]),
     };
     // ConvParams' checks: in both runs, but the dilation's in eager only.
     if stride.iter().any(|&s| s <= 0) {

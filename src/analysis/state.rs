@@ -1226,12 +1226,8 @@ impl Machine {
         }
         // An in-place op on a base wrapper under inference_mode returns it,
         // which registers its storage (tests/random/REPORT.md, class 4).
-        if self.mode == Mode::Analysis && self.inference_mode {
-            let t = &self.tensors[target];
-            if !t.functional_view {
-                let storage = t.storage;
-                self.storages[storage].inference_registered = true;
-            }
+        if !self.tensors[target].functional_view {
+            self.register_inference_base(target);
         }
         let t = {
             let t = &self.tensors[target];
@@ -1377,6 +1373,27 @@ impl Machine {
         Ok(())
     }
 
+    /// Would the analysis's FunctionalTensor, wrapping a view of `id` now,
+    /// fail its storage-to-base lookup? Under inference_mode, for a normal
+    /// (non-inference) tensor whose storage no base wrapped inside
+    /// inference_mode registered (`register_inference_base`).
+    fn inference_lookup_fails(&self, id: TensorId) -> bool {
+        let t = &self.tensors[id];
+        self.mode == Mode::Analysis
+            && self.inference_mode
+            && !t.is_inference
+            && !self.storages[t.storage].inference_registered
+    }
+
+    /// A base wrapper returned under inference_mode registers its storage
+    /// for later views' lookups (`FunctionalTensor.__new__`).
+    pub fn register_inference_base(&mut self, id: TensorId) {
+        if self.mode == Mode::Analysis && self.inference_mode {
+            let storage = self.tensors[id].storage;
+            self.storages[storage].inference_registered = true;
+        }
+    }
+
     /// PyTorch 2.7.1's analysis fails (KeyError on a storage weakref) when,
     /// under inference_mode, a view of a normal tensor is written in place or a
     /// normal tensor's metadata is changed in place: functionalization replays
@@ -1386,12 +1403,7 @@ impl Machine {
         // A tensor whose metadata an in-place op changed is, to
         // functionalization, a view of its old self (it replays the change
         // on sync), so it fails as a view does.
-        if self.mode == Mode::Analysis
-            && self.inference_mode
-            && !t.is_inference
-            && (t.functional_view || t.metadata_mutated)
-            && !self.storages[t.storage].inference_registered
-        {
+        if (t.functional_view || t.metadata_mutated) && self.inference_lookup_fails(target) {
             let what = if t.functional_view {
                 "a view of a normal tensor"
             } else {
@@ -1414,12 +1426,7 @@ impl Machine {
     /// outer's reshape, matmul's unsqueeze, expand or fold, an unbatched
     /// conv2d's unsqueeze). tests/oracle/inference_composite_views.tp.
     pub fn check_inference_view(&self, of: TensorId, composite: Option<&str>) -> OpResult<()> {
-        let t = &self.tensors[of];
-        if self.mode != Mode::Analysis
-            || !self.inference_mode
-            || t.is_inference
-            || self.storages[t.storage].inference_registered
-        {
+        if !self.inference_lookup_fails(of) {
             return Ok(());
         }
         Err(match composite {
@@ -1444,12 +1451,7 @@ impl Machine {
     /// up its storage's base, which only a base wrapped inside
     /// inference_mode registers (`FunctionalTensor.__new__`).
     pub fn check_inference_metadata(&self, target: TensorId) -> OpResult<()> {
-        let t = &self.tensors[target];
-        if self.mode == Mode::Analysis
-            && self.inference_mode
-            && !t.is_inference
-            && !self.storages[t.storage].inference_registered
-        {
+        if self.inference_lookup_fails(target) {
             return Err(OpError::new(
                 "other",
                 "PyTorch's metadata analysis fails on an in-place metadata change of a normal tensor under inference_mode (KeyError in functionalization)",
