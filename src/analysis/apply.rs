@@ -381,6 +381,8 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value
         OpClass::Autograd => autograd_op(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Creation => creation(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Functional => {
+            let mut a = a;
+            autocast_casts(it, &mut a, span)?;
             let (metas, result_fixups) = functional(it, op, &a, span)
                 .map_err(|e| analysis_wording(it, op, e))
                 .map_err(|e| op_error(e, span))?;
@@ -5057,6 +5059,56 @@ fn autocast_operand(it: &Interp, op: &str, dtype: DType) -> DType {
     match autocast_dtype(it, op) {
         Some(lower) if dtype.is_floating() && dtype != DType::F64 => lower,
         _ => dtype,
+    }
+}
+
+/// CPU autocast runs a lower-precision op on copies of its floating
+/// operands (other than float64) in its dtype (`cached_cast`): each is a
+/// `_to_copy` that autograd records, so the op saves and views the copies,
+/// and a later in-place write to an operand does not touch what it saved.
+fn autocast_casts(it: &mut Interp, a: &mut Args, span: Span) -> R<()> {
+    let Some(lower) = autocast_dtype(it, a.op.rule) else {
+        return Ok(());
+    };
+    for k in 0..a.v.len() {
+        let v = std::mem::replace(&mut a.v[k], Value::None);
+        a.v[k] = autocast_cast(it, v, lower, span)?;
+    }
+    Ok(())
+}
+
+/// `autocast_casts` for one argument (a tensor, or a list of them).
+fn autocast_cast(it: &mut Interp, v: Value, lower: DType, span: Span) -> R<Value> {
+    match v {
+        Value::Tensor(t) => {
+            let dtype = it.m.t(t).dtype;
+            if dtype.is_floating() && dtype != DType::F64 && dtype != lower {
+                it.call_op(
+                    "to",
+                    smallvec![Value::Tensor(t), Value::Dtype(lower)],
+                    Vec::new(),
+                    span,
+                )
+            } else {
+                Ok(Value::Tensor(t))
+            }
+        }
+        Value::Tuple(items) => {
+            let cast: R<Vec<Value>> = items
+                .iter()
+                .map(|v| autocast_cast(it, v.clone(), lower, span))
+                .collect();
+            Ok(Value::Tuple(Rc::new(cast?)))
+        }
+        Value::List(items) => {
+            let items = items.borrow().clone();
+            let cast: R<Vec<Value>> = items
+                .into_iter()
+                .map(|v| autocast_cast(it, v, lower, span))
+                .collect();
+            Ok(Value::List(Rc::new(std::cell::RefCell::new(cast?))))
+        }
+        other => Ok(other),
     }
 }
 
