@@ -147,6 +147,47 @@ pub fn call_builtin(
                 ));
             }
             if items.iter().any(|v| matches!(v, Value::Tensor(_))) {
+                // Python compares each item with the best so far; eager
+                // PyTorch takes the truth of each comparison's result.
+                if it.m.mode == super::state::Mode::Eager {
+                    let mut best = items[0].clone();
+                    for v in &items[1..] {
+                        let cmp = if name == "min" { "lt" } else { "gt" };
+                        let (l, r) = (v.clone(), best.clone());
+                        let c = if matches!(l, Value::Tensor(_)) || matches!(r, Value::Tensor(_)) {
+                            let (l, r) = if matches!(l, Value::Tensor(_)) {
+                                (l, r)
+                            } else {
+                                (r, l)
+                            };
+                            // `2 > x` is `x < 2`.
+                            let cmp = if matches!(v, Value::Tensor(_)) {
+                                cmp
+                            } else if cmp == "lt" {
+                                "gt"
+                            } else {
+                                "lt"
+                            };
+                            let Value::Tensor(t) =
+                                it.call_op(cmp, smallvec::smallvec![l, r], Vec::new(), span)?
+                            else {
+                                break;
+                            };
+                            it.one_element(t, "Boolean value of Tensor", span)?;
+                            break;
+                        } else {
+                            let op = if name == "min" {
+                                crate::syntax::ast::CmpOp::Lt
+                            } else {
+                                crate::syntax::ast::CmpOp::Gt
+                            };
+                            it.binop_compare(op, v, &best, span)?
+                        };
+                        if c {
+                            best = v.clone();
+                        }
+                    }
+                }
                 return Err(err(
                     "data-dependent",
                     format!("Python's {name}() over tensors depends on their data"),
@@ -194,11 +235,19 @@ pub fn call_builtin(
             arity(name, &pos, 0, 1, span)?;
             let v = pos.into_iter().next().unwrap_or(Value::int(0));
             match (name, &v) {
-                (_, Value::Tensor(_)) => Err(err(
-                    "data-dependent",
-                    format!("{name}() of a tensor reads its data"),
-                    span,
-                )),
+                (_, Value::Tensor(t)) => Err({
+                    let what = if name == "bool" {
+                        "Boolean value of Tensor"
+                    } else {
+                        "scalar"
+                    };
+                    it.one_element(*t, what, span)?;
+                    err(
+                        "data-dependent",
+                        format!("{name}() of a tensor reads its data"),
+                        span,
+                    )
+                }),
                 ("int", Value::Int(_)) => Ok(v),
                 ("int", Value::Bool(b)) => Ok(Value::int(*b as i64)),
                 ("int", Value::Float(f)) => {

@@ -910,7 +910,8 @@ impl<'a> Interp<'a> {
             Value::Str(s) => !s.is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::List(l) => !l.borrow().is_empty(),
-            Value::Tensor(_) => {
+            Value::Tensor(t) => {
+                self.one_element(*t, "Boolean value of Tensor", span)?;
                 return Err(err(
                     "data-dependent",
                     "this condition depends on the data of a tensor, which tpi does not know",
@@ -918,10 +919,38 @@ impl<'a> Interp<'a> {
                 )
                 .with_help(
                     "conditions must be static: shapes, dims, dtypes, requires_grad, numbers",
-                ))
+                ));
             }
             _ => true,
         })
+    }
+
+    /// Eager `Tensor.__bool__` (and `int()`, `float()`) of a tensor that has
+    /// not exactly one element raises whatever its data: `what` is the
+    /// start of the message. A one-element tensor's answer is its data.
+    /// (The analysis fails on every tensor: its caller's error.) Symbolic
+    /// sizes are at least 2.
+    pub fn one_element(&mut self, t: TensorId, what: &str, span: Span) -> R<()> {
+        if self.m.mode != Mode::Eager {
+            return Ok(());
+        }
+        let sizes = self.m.t(t).sizes();
+        let message = if sizes.iter().any(|s| s.as_int() == Some(0)) {
+            if what.starts_with("Boolean") {
+                format!("{what} with no values is ambiguous")
+            } else {
+                "only one element tensors can be converted to Python scalars".to_string()
+            }
+        } else if sizes.iter().all(|s| s.as_int() == Some(1)) {
+            return Ok(());
+        } else if what.starts_with("Boolean") {
+            format!("{what} with more than one value is ambiguous")
+        } else {
+            "only one element tensors can be converted to Python scalars".to_string()
+        };
+        Err(err("other", message, span).with_help(
+            "reduce the tensor first (`x.any()`, `x.all()`, `x.sum()`), or test a shape",
+        ))
     }
 
     /// The items of an iterable value (tensors iterate as `unbind(0)`).
@@ -929,7 +958,11 @@ impl<'a> Interp<'a> {
         match v {
             Value::Tuple(t) => Ok(t.as_ref().clone()),
             Value::List(l) => Ok(l.borrow().clone()),
-            Value::Tensor(_) => {
+            Value::Tensor(t) => {
+                if self.m.t(*t).sizes().is_empty() {
+                    // Tensor.__iter__ (torch/_tensor.py).
+                    return Err(err("other", "iteration over a 0-d tensor", span));
+                }
                 let entry = self.m.inference_mode;
                 let r = self.dispatched_view(entry, |it| {
                     it.call_op(
@@ -1085,6 +1118,15 @@ impl<'a> Interp<'a> {
                     };
                 }
                 BinOp::Pow => {
+                    if let (None, Some(by @ 0..=64)) = (x.as_int(), y.as_int()) {
+                        // SymInt.__pow__ with a natural exponent
+                        // (`pow_by_natural`): the product of `by` copies.
+                        let mut v = SymInt::int(1);
+                        for _ in 0..by {
+                            v = v.mul(x).map_err(sym_err)?;
+                        }
+                        return Ok(Value::Int(v));
+                    }
                     let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
                         return Err(err(
                             "symbolic",
@@ -1192,6 +1234,9 @@ impl<'a> Interp<'a> {
                     "bitwise_not"
                 }
                 UnaryOp::Not => {
+                    if let Value::Tensor(t) = &v {
+                        self.one_element(*t, "Boolean value of Tensor", span)?;
+                    }
                     return Err(err(
                         "data-dependent",
                         "`not` on a tensor depends on its data",
@@ -1479,7 +1524,11 @@ impl<'a> Interp<'a> {
                     "Tensor" => return Ok(Value::TensorType),
                     _ => {}
                 }
-                table.lookup(attr).filter(|o| o.torch_fn).map(|o| o.name)
+                table
+                    .lookup(attr)
+                    .filter(|o| o.torch_fn)
+                    .map(|o| o.name)
+                    .or((attr == "dropout_").then_some("dropout_"))
             }
             "torch.nn" => match attr {
                 "functional" => return Ok(Value::Module(Rc::from("torch.nn.functional"))),
@@ -1498,7 +1547,10 @@ impl<'a> Interp<'a> {
                 if attr == "_print" {
                     return Ok(Value::Builtin("_print"));
                 }
-                table.lookup(attr).map(|o| o.name)
+                table
+                    .lookup(attr)
+                    .map(|o| o.name)
+                    .or((attr == "dropout_").then_some("dropout_"))
             }
             "torch.ops.inductor" => table.lookup(attr).filter(|o| o.inductor).map(|o| o.name),
             "torch.autograd" => None,
@@ -1685,6 +1737,15 @@ impl<'a> Interp<'a> {
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Value> {
+        // torch.dropout_ / aten.dropout_(input, p, train) is
+        // F.dropout(input, p, train, inplace=True).
+        let (name, kw) = if name == "dropout_" {
+            let mut kw = kw;
+            kw.push((Name::new("inplace"), Value::Bool(true)));
+            ("dropout", kw)
+        } else {
+            (name, kw)
+        };
         let Some(op) = self.table.lookup(name) else {
             let mut d = err(
                 "unknown-op",
@@ -1721,6 +1782,20 @@ impl<'a> Interp<'a> {
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<ArgValues> {
+        let (receiver, pos, kw) = match (op.name, receiver) {
+            // `x.where(condition, y)` is `torch.where(condition, x, y)`: the
+            // method's receiver is `self`, the schema's second argument.
+            ("where", Some(r)) => {
+                let (mut pos, mut kw) = (pos, kw);
+                if pos.is_empty() {
+                    kw.push((Name::new("self"), r));
+                } else {
+                    pos.insert(1, r);
+                }
+                (None, pos, kw)
+            }
+            (_, receiver) => (receiver, pos, kw),
+        };
         if kw.is_empty() {
             if let Some(count) = Self::bind_in_order(op, &receiver, &pos) {
                 let mut bound =
