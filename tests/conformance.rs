@@ -118,10 +118,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "stale size list indexing not modelled",
     ),
     (
-        "stale_rank_decompositions.tp:grown_split",
-        "stale size list indexing not modelled",
-    ),
-    (
         "stale_rank_decompositions.tp:grown_index_select",
         "stale size list indexing not modelled",
     ),

@@ -1463,9 +1463,19 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             meta.strides = strides;
         }
         "narrow" => {
+            // narrow_symint (TensorShape.cpp), and narrow.Tensor's start.
+            let mut start = match a.get("start") {
+                Value::Tensor(s) => narrow_tensor_start(it, *s)?,
+                _ => a.sym("start")?,
+            };
+            if nd == 0 {
+                return Err(oe("other", "narrow() cannot be applied to a 0-dim tensor."));
+            }
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
-            let mut start = a.sym("start")?;
             let length = a.sym("length")?;
+            if it.m.sizes.lt_int(&length, 0) {
+                return Err(oe("other", "narrow(): length must be non-negative."));
+            }
             let size = t.sizes()[d].clone();
             if it.m.sizes.lt_int(&start, 0) {
                 start = it.m.sizes.add(&start, &size)?;
@@ -2720,10 +2730,29 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
         ));
     }
-    let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+    let dim = a.int(it, "dim")?;
+    match op.rule {
+        // chunk and split (C++) check the rank before the dim.
+        "chunk" if nd == 0 => {
+            return Err(oe("split", "chunk expects at least a 1-dimensional tensor"));
+        }
+        // The analysis's decompositions of split and split_with_sizes read
+        // `self.shape[dim]`: Python's indexing, without wrapping.
+        "split" | "split_with_sizes"
+            if it.m.mode == Mode::Analysis && (dim >= nd as i64 || dim < -(nd as i64)) =>
+        {
+            return Err(oe("index-out-of-range", "tuple index out of range"));
+        }
+        "split" | "split_with_sizes" if it.m.mode == Mode::Analysis => {}
+        "split" | "split_with_sizes" if nd == 0 => {
+            return Err(oe("other", "split expects at least a 1-dimensional tensor"));
+        }
+        _ => {}
+    }
+    let d = shape::wrap_dim(dim, nd)?;
     if nd == 0 {
         return Err(oe(
-            "dim-out-of-range",
+            "other",
             "Dimension specified as 0 but tensor has no dimensions",
         ));
     }
@@ -2860,7 +2889,36 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Ok(Value::tuple(outs));
             }
             let n = it.m.sizes.concrete(&size, "tensor_split")?;
-            let bounds: Vec<i64> = match a.get("indices_or_sections") {
+            // tensor_split.tensor_indices_or_sections: a 0-dim tensor holds
+            // the number of sections, a 1-d one the indices (read with item()
+            // and tolist(): the analysis cannot, eager reads the data).
+            let arg = match a.get("indices_or_sections") {
+                Value::Tensor(ix) => {
+                    let xt = it.m.t(*ix);
+                    if xt.dtype != DType::I64 {
+                        return Err(oe("other", format!("tensor_split expected tensor_indices_or_sections to have dtype of long, but got {}", cpp_type_name(xt.dtype))));
+                    }
+                    let rank = xt.sizes().len();
+                    if rank > 1 {
+                        return Err(oe("other", format!("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, but got a tensor with {rank} dims")));
+                    }
+                    // item() of a FakeTensor constant works; tolist() does not.
+                    let unknown = || {
+                        oe(
+                            "data-dependent",
+                            "tensor_split's indices are a tensor's data",
+                        )
+                    };
+                    if rank == 0 {
+                        Value::int(it.m.constant_value(*ix).ok_or_else(unknown)?)
+                    } else {
+                        let values = it.m.literal_values(*ix).ok_or_else(unknown)?;
+                        Value::list(values.iter().map(|&v| Value::int(v)).collect())
+                    }
+                }
+                v => v.clone(),
+            };
+            let bounds: Vec<i64> = match &arg {
                 Value::Int(s) => {
                     let k = it.m.sizes.concrete(s, "tensor_split")?;
                     if k <= 0 {
@@ -3043,6 +3101,19 @@ fn copy_of(
     Ok(Value::Tensor(out))
 }
 
+/// Whether `to(memory_format=format)` may return `me` itself: no format,
+/// preserve_format, or a layout already contiguous in it.
+fn in_format(it: &mut Interp, me: TensorId, format: Option<MemoryFormat>) -> bool {
+    match format {
+        None | Some(MemoryFormat::Preserve) => true,
+        Some(f) => {
+            let m = &mut it.m;
+            let t = &m.tensors[me];
+            shape::is_contiguous_as(t.sizes(), t.strides(), f, &mut m.sizes)
+        }
+    }
+}
+
 fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
     let dtype = it.m.t(me).dtype;
@@ -3060,10 +3131,19 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         _ => None,
     };
     if let Some(d) = target_dtype {
-        return if d == dtype {
+        // `x.double(memory_format=f)` is `x.to(torch.float64, memory_format=f)`.
+        let format = a.memory_format("memory_format")?;
+        return if d == dtype && in_format(it, me, format) {
             Ok(Value::Tensor(me))
         } else {
-            copy_of(it, me, d, MemoryFormat::Preserve, "_to_copy", span)
+            copy_of(
+                it,
+                me,
+                d,
+                format.unwrap_or(MemoryFormat::Preserve),
+                "_to_copy",
+                span,
+            )
         };
     }
     match op.rule {
@@ -3121,15 +3201,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let format = a.memory_format("memory_format")?;
             let own = it.m.t(me).dtype;
             let d = dtype.unwrap_or(own);
-            let format_ok = match format {
-                None | Some(MemoryFormat::Preserve) => true,
-                Some(f) => {
-                    let m = &mut it.m;
-                    let t = &m.tensors[me];
-                    shape::is_contiguous_as(t.sizes(), t.strides(), f, &mut m.sizes)
-                }
-            };
-            if d == own && !copy && format_ok {
+            if d == own && !copy && in_format(it, me, format) {
                 Ok(Value::Tensor(me))
             } else {
                 copy_of(
@@ -5059,6 +5131,22 @@ fn autocast_operand(it: &Interp, op: &str, dtype: DType) -> DType {
     match autocast_dtype(it, op) {
         Some(lower) if dtype.is_floating() && dtype != DType::F64 => lower,
         _ => dtype,
+    }
+}
+
+/// `narrow.Tensor`'s start: a 0-dim integral tensor whose value `item()`
+/// reads (in the analysis, a FakeTensor constant's).
+fn narrow_tensor_start(it: &Interp, s: TensorId) -> OpResult<SymInt> {
+    let st = it.m.t(s);
+    if !st.sizes().is_empty() || !st.dtype.is_integral() || st.dtype == DType::Bool {
+        return Err(oe("other", "start must be an 0-dim integral Tensor."));
+    }
+    match it.m.constant_value(s) {
+        Some(v) => Ok(SymInt::int(v)),
+        None => Err(oe(
+            "data-dependent",
+            "narrow()'s start tensor holds data tpi does not know",
+        )),
     }
 }
 

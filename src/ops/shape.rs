@@ -781,6 +781,11 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<D
     match infer {
         Some(i) => {
             if s.eq_int(&known, 0) {
+                // infer_size_impl: the ambiguity is only reached when
+                // numel is 0 too; otherwise the shape is invalid.
+                if !s.eq_int(numel, 0) {
+                    return Err(bad());
+                }
                 return Err(OpError::new(
                     "other",
                     format!("cannot reshape tensor of {} elements into shape {} because the unspecified dimension size -1 can be any value and is ambiguous", numel, show(shape)),

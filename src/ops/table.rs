@@ -33,7 +33,7 @@ squeeze ; mt ; T self, DI? dim=None ; squeeze ; view
 unsqueeze ; mt ; T self, I dim ; unsqueeze ; view
 flatten ; mt ; T self, I start_dim=0, I end_dim=-1 ; flatten ; view_or_copy
 unflatten ; mt ; T self, I dim, L sizes ; unflatten ; view
-narrow ; mt ; T self, I dim, I start, I length ; narrow ; view
+narrow ; mt ; T self, I dim, A start, I length ; narrow ; view
 select ; mt ; T self, I dim, I index ; select ; view
 slice ; m ; T self, I dim=0, I? start=None, I? end=None, I step=1 ; slice ; view
 diagonal ; mt ; T self, I offset=0, I dim1=0, I dim2=1 ; diagonal ; view
@@ -54,14 +54,14 @@ reshape_as ; m ; T self, T other ; reshape_as ; view_or_copy
 contiguous ; m ; T self, * , M? memory_format=contiguous_format ; contiguous ; view_or_copy
 to ; m ; T self, A a=None, A b=None, * , D? dtype=None, B non_blocking=False, B copy=False, M? memory_format=None, A device=None ; to ; view_or_copy
 type_as ; m ; T self, T other ; type_as ; view_or_copy
-float ; m ; T self ; cast_float32 ; view_or_copy
-double ; m ; T self ; cast_float64 ; view_or_copy
-half ; m ; T self ; cast_float16 ; view_or_copy
-bfloat16 ; m ; T self ; cast_bfloat16 ; view_or_copy
-long ; m ; T self ; cast_int64 ; view_or_copy
-int ; m ; T self ; cast_int32 ; view_or_copy
-short ; m ; T self ; cast_int16 ; view_or_copy
-bool ; m ; T self ; cast_bool ; view_or_copy
+float ; m ; T self, * , M? memory_format=None ; cast_float32 ; view_or_copy
+double ; m ; T self, * , M? memory_format=None ; cast_float64 ; view_or_copy
+half ; m ; T self, * , M? memory_format=None ; cast_float16 ; view_or_copy
+bfloat16 ; m ; T self, * , M? memory_format=None ; cast_bfloat16 ; view_or_copy
+long ; m ; T self, * , M? memory_format=None ; cast_int64 ; view_or_copy
+int ; m ; T self, * , M? memory_format=None ; cast_int32 ; view_or_copy
+short ; m ; T self, * , M? memory_format=None ; cast_int16 ; view_or_copy
+bool ; m ; T self, * , M? memory_format=None ; cast_bool ; view_or_copy
 cpu ; m ; T self ; identity ; view_or_copy
 add ; mt ; TS self, TS other, * , N alpha=1 ; binary ; functional_
 sub subtract ; mt ; TS self, TS other, * , N alpha=1 ; binary ; functional_
