@@ -4260,6 +4260,21 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             it.m.python_geom.insert(me, geom);
         }
     }
+    if it.m.mode == Mode::Eager && !it.m.sizes.eq_dims(t.sizes(), &meta.sizes) {
+        // Under grad mode the op rebases the tensor's history on a node
+        // that takes gradients of the new sizes; otherwise its grad_fn keeps
+        // expecting the old ones (`Machine::grad_sizes`).
+        if it.m.records_grad(&[me], t.dtype) {
+            it.m.grad_sizes.remove(&me);
+        } else if t.view.is_none() && (t.grad_fn.is_some() || it.m.accumulators.contains(&me)) {
+            // (A view's node is regenerated from its new sizes: the write
+            // moved its version on. A leaf's AccumulateGrad keeps the sizes
+            // it was made with.)
+            it.m.grad_sizes
+                .entry(me)
+                .or_insert_with(|| t.sizes().clone());
+        }
+    }
     it.m.provenance.metadata(me, t.storage, op.name, span);
     it.m.mutate_metadata(me, meta.sizes, meta.strides, meta.offset);
     Ok(Value::Tensor(me))

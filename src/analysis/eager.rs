@@ -87,6 +87,19 @@ pub(crate) fn predict(
         }
         return EagerPrediction::default();
     }
+    // The loss's nodes run first, the last output's first: each returns a
+    // gradient of its output's sizes now, which the output's own node
+    // refuses when an in-place metadata op without history changed them.
+    for o in outputs.iter().rev() {
+        if let FlatOutput::Tensor(t) = o {
+            if let Some(d) = stale_output_grad(m, *t) {
+                return EagerPrediction {
+                    forward_error: None,
+                    backward_error: Some(d),
+                };
+            }
+        }
+    }
     // Every node reachable from the roots runs in backward and unpacks what it saved.
     let mut seen = vec![false; m.nodes.len()];
     let mut stack = roots;
@@ -161,9 +174,64 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
+        if let Some((k, got, expected)) = m.bad_grads.get(&n) {
+            let show = crate::ops::shape::show;
+            let node = &m.nodes[n];
+            let d = Diagnostic::error(
+                "other",
+                format!(
+                    "Function {} returned an invalid gradient at index {k} - got {} but expected shape compatible with {}",
+                    node.name,
+                    show(got),
+                    show(expected)
+                ),
+                node.span,
+            )
+            .with_label("backward of this op returns a gradient of the input's sizes here")
+            .with_help(GRAD_SIZES_HELP);
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
     }
     EagerPrediction::default()
 }
+
+/// The error of the loss's `o.float().sum()` for an output whose sizes an
+/// in-place metadata op without history changed (`Machine::grad_sizes`).
+fn stale_output_grad(
+    m: &mut super::state::Machine,
+    t: super::domain::TensorId,
+) -> Option<Diagnostic> {
+    if !m.requires_grad(t) || m.tensors[t].is_inference || m.grad_sizes.is_empty() {
+        return None;
+    }
+    let node = m.add_node("SumBackward0", [], m.tensors[t].origin);
+    m.check_grad_sizes(node, 0, t);
+    let (_, got, expected) = m.bad_grads.get(&node)?;
+    let show = crate::ops::shape::show;
+    let name = if m.tensors[t].dtype == super::domain::DType::F32 {
+        "SumBackward0"
+    } else {
+        "ToCopyBackward0"
+    };
+    Some(
+        Diagnostic::error(
+            "other",
+            format!(
+                "Function {name} returned an invalid gradient at index 0 - got {} but expected shape compatible with {}",
+                show(got),
+                show(expected)
+            ),
+            m.tensors[t].origin,
+        )
+        .with_label("this output's sizes were changed behind autograd")
+        .with_help(GRAD_SIZES_HELP),
+    )
+}
+
+const GRAD_SIZES_HELP: &str = "an in-place metadata op (unsqueeze_, t_, ...) under no_grad or inference_mode changed the tensor's sizes behind autograd: do it out of place, or with grad mode on";
 
 /// The error of unpacking a tensor node `n` saved that was modified in
 /// place since.

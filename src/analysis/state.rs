@@ -77,6 +77,17 @@ pub struct Machine {
     /// `reshape`/`contiguous()` decide between a view and a copy on the
     /// strides from before the write.
     pub python_geom: rustc_hash::FxHashMap<TensorId, SharedGeometry>,
+    /// Eager: the sizes a tensor's grad_fn expects for its gradient (its
+    /// input metadata), where an in-place metadata op that recorded no
+    /// history (under no_grad or inference_mode) changed the tensor's own.
+    pub grad_sizes: rustc_hash::FxHashMap<TensorId, Dims>,
+    /// Eager: nodes whose backward returns a gradient the next node refuses
+    /// (the engine's `validate_outputs`): the input's index, the gradient's
+    /// sizes (the input's when the op ran) and the sizes expected.
+    pub bad_grads: rustc_hash::FxHashMap<NodeId, (usize, Dims, Dims)>,
+    /// Eager: the leaves that require grad whose AccumulateGrad node exists
+    /// (a recorded op took one as input); it keeps the leaf's sizes of then.
+    pub accumulators: rustc_hash::FxHashSet<TensorId>,
     /// The storage the output classification sees for a tensor whose
     /// storage `set_()` swapped, and for the views made of it since: they
     /// alias each other, and no input (`alias_key` stays the input's, for
@@ -150,6 +161,9 @@ impl Machine {
             literals: Default::default(),
             view_entry: false,
             python_geom: Default::default(),
+            grad_sizes: Default::default(),
+            bad_grads: Default::default(),
+            accumulators: Default::default(),
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
             grown_by_resize: Default::default(),
@@ -419,6 +433,8 @@ impl Machine {
         for &i in &present {
             if let Some(n) = self.grad_fn(i)? {
                 next.push(n);
+            } else {
+                self.note_accumulator(i);
             }
         }
         Ok(Some(next))
@@ -436,6 +452,15 @@ impl Machine {
     ) -> OpResult<Option<NodeId>> {
         let facts = op_facts(op, inplace);
         let node = self.add_node(facts.node, next, span);
+        if !self.grad_sizes.is_empty() {
+            let present = inputs.iter().filter_map(|(_, t)| *t);
+            for (k, t) in present.enumerate() {
+                self.check_grad_sizes(node, k, t);
+            }
+            for o in outputs {
+                self.grad_sizes.remove(o);
+            }
+        }
         self.nodes[node].not_implemented = facts.not_implemented;
         for (k, &o) in outputs.iter().enumerate() {
             self.tensors[o].grad_fn = Some(node);
@@ -738,10 +763,45 @@ impl Machine {
         }
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
+            if base_fn.is_none() {
+                self.note_accumulator(base);
+            }
             let node = self.add_node(static_node_name(op), base_fn, span);
             self.tensors[id].grad_fn = Some(node);
+            if !self.grad_sizes.is_empty() {
+                self.check_grad_sizes(node, 0, base);
+            }
         }
         Ok(id)
+    }
+
+    /// `accumulators`: a leaf that requires grad, taken by a recorded op.
+    fn note_accumulator(&mut self, leaf: TensorId) {
+        if self.mode == Mode::Eager && self.tensors[leaf].requires_grad_flag {
+            self.accumulators.insert(leaf);
+        }
+    }
+
+    /// Records on `node` the engine's `validate_outputs` error for its
+    /// input `k`, tensor `t`: the gradient `node` returns has `t`'s sizes
+    /// now, which `t`'s grad_fn refuses when an in-place metadata op without
+    /// history changed them and its own sizes do not expand to them.
+    pub fn check_grad_sizes(&mut self, node: NodeId, k: usize, t: TensorId) {
+        let Some(expected) = self.grad_sizes.get(&t) else {
+            return;
+        };
+        let got = self.tensors[t].sizes();
+        // is_expandable_to(expected, got)
+        let expandable = expected.len() <= got.len()
+            && expected
+                .iter()
+                .rev()
+                .zip(got.iter().rev())
+                .all(|(e, g)| e == g || e.as_int() == Some(1));
+        if !expandable {
+            let bad = (k, got.clone(), expected.clone());
+            self.bad_grads.entry(node).or_insert(bad);
+        }
     }
 
     /// Is `id` an autograd leaf for the in-place checks? In the analysis the
