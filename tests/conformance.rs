@@ -4,6 +4,22 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
+    // True division of symbolic sizes and float() of one make SymFloats,
+    // which tpi does not model (it refuses them).
+    (
+        "pytorch/proxy_tensor_2.tp:test_return_symint",
+        "SymFloat (symbolic true division) not modelled",
+    ),
+    (
+        "pytorch/proxy_tensor_2.tp:test_elementwise_meta_with_sym_numbers_sym_float",
+        "SymFloat (float() of a symbolic size) not modelled",
+    ),
+    // The analysis's div.Tensor of an int tensor by a SymInt is int64 (eager
+    // and a static divisor give float32): a FakeTensor inconsistency.
+    (
+        "pytorch/proxy_tensor_2.tp:test_symint_to_tensor_int",
+        "int tensor / SymInt dtype in the analysis not modelled",
+    ),
     // CPU autocast's fp32 list casts view_as_complex's input to float32
     // first (a complex copy, not a view); only prod's cast is modelled.
     (

@@ -292,6 +292,9 @@ fn int_list_str(v: &[i64]) -> String {
 
 pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -> R<Value> {
     let a = Args { op, v: args };
+    if op.scalar_params {
+        tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
+    }
     let wraps = wraps_number(&a);
     let outer = std::mem::replace(&mut it.m.wrapped_number, wraps);
     let r = apply_op(it, op, a, span);
@@ -3574,14 +3577,15 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     if let Some(sizes) = sizes {
         if !it.m.sizes.eq_dims(&sizes, &t.sizes)
             && it.m.mode == Mode::Analysis
-            && op.name == "pow_"
+            && (op.name == "pow_" || (op.rule == "clamp" && op.name.ends_with('_')))
             && !it.m.t(me).functional_view
         {
-            // The analysis runs torch._refs' pow_, `pow(self, exponent,
-            // out=self)`: its out wrapper resizes `self` to the broadcast
-            // shape (with a warning) instead of refusing. The wrapper's
-            // Python sizes stay the old ones, and no metadata mutation is
-            // recorded (tests/oracle/pytorch/binary_ufuncs_2.tp).
+            // The analysis runs torch._refs' pow_ and clamp_ family,
+            // `pow(self, exponent, out=self)` (`_make_inplace`): its out
+            // wrapper resizes `self` to the broadcast shape (with a warning)
+            // instead of refusing. The wrapper's Python sizes stay the old
+            // ones, and no metadata mutation is recorded
+            // (tests/oracle/pytorch/binary_ufuncs_2.tp, opinfo_index_2.tp).
             let strides = shape::contiguous_strides(&sizes, &mut it.m.sizes)
                 .map_err(|e| op_error(e, span))?;
             // The new value is a fresh tensor (replace_), not a grown storage.
@@ -4048,7 +4052,8 @@ fn inplace_result(
     match op.rule {
         "fill" => {
             random_bounds(it, op.name, a)?;
-            if let Value::Tensor(v) = a.get("value") {
+            if let (Value::Tensor(v), Mode::Eager) = (a.get("value"), it.m.mode) {
+                // (The analysis's fill.Tensor takes any value tensor.)
                 let nd = it.m.t(*v).sizes().len();
                 if nd != 0 {
                     return Err(oe("other", format!("fill_ only supports 0-dimension value tensor but got tensor with {nd} dimensions.")));
@@ -4080,14 +4085,7 @@ fn inplace_result(
             }
             let ms = it.m.t(mask).sizes().clone();
             let b = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
-            if let Value::Tensor(v) = a.get("value") {
-                if !it.m.t(*v).sizes().is_empty() {
-                    return Err(oe(
-                        "other",
-                        "masked_fill_ only supports a 0-dimensional value tensor",
-                    ));
-                }
-            }
+            masked_fill_value(it, t.dtype, a.get("value"))?;
             Ok(InplaceResult {
                 sizes: Some(b),
                 ..none
@@ -4190,6 +4188,18 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                         "other",
                         format!("Trying to create tensor with negative dimension {s}"),
                     ));
+                }
+            }
+            if op.rule == "resize" && it.m.mode == Mode::Analysis {
+                // PyTorch 2.7.1's functionalized resize_ takes only static
+                // sizes, and only on a tensor whose own are static.
+                if sizes.iter().any(SymInt::is_symbolic) {
+                    return Err(oe("other", "isIntList() INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/ivalue_inl.h\":1979, please report a bug to PyTorch. Expected IntList but got GenericList")
+                        .help("PyTorch's analysis cannot resize_ to symbolic sizes: allocate the tensor at its size instead"));
+                }
+                if t.sizes().iter().any(SymInt::is_symbolic) {
+                    return Err(oe("other", "tried to directly modify sizes for customized tensor")
+                        .help("PyTorch's analysis cannot resize_ a tensor of symbolic sizes: allocate a new one instead"));
                 }
             }
             // resize_ keeps the strides when the sizes do not change and no
@@ -4847,7 +4857,62 @@ fn scatter_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
         Value::Tensor(s) => Some(*s),
         _ => None,
     };
-    scatter_gather_checks(it, "scatter", me, d, a.tensor("index")?, src)
+    let ix = a.tensor("index")?;
+    scatter_gather_checks(it, "scatter", me, d, ix, src)?;
+    literal_index_bounds(it, me, d, ix)
+}
+
+/// masked_fill's value: a tensor must be 0-dim (torch._refs' check, and
+/// the C++ kernel's), and a complex value does not go into a real tensor
+/// (the refs' `is_weakly_lesser_type`; eager's cast of its nonzero
+/// imaginary part overflows).
+fn masked_fill_value(it: &Interp, dtype: DType, value: &Value) -> OpResult<()> {
+    let Value::Tensor(v) = value else {
+        return Ok(());
+    };
+    let vt = it.m.t(*v);
+    let nd = vt.sizes().len();
+    if nd != 0 {
+        return Err(oe("other", match it.m.mode {
+            Mode::Analysis => format!("only supports a 0-dimensional value tensor, but got tensor with {nd} dimension"),
+            Mode::Eager => format!("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {nd} dimension(s)."),
+        }));
+    }
+    if vt.dtype.is_complex() && !dtype.is_complex() {
+        return Err(oe(
+            "other",
+            format!(
+                "value cannot be converted to type {} without overflow",
+                dtype.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Eager's gather and scatter kernels read their indices: a literal one
+/// outside `[0, self.size(dim))` fails (negative ones too).
+fn literal_index_bounds(it: &Interp, me: TensorId, dim: usize, ix: TensorId) -> OpResult<()> {
+    let Some(values) = it.m.literal_values(ix) else {
+        return Ok(());
+    };
+    let t = it.m.t(me);
+    let size = match t.sizes().get(dim) {
+        Some(s) => s.as_int(),
+        None => Some(1),
+    };
+    if let (Some(size), false) = (
+        size,
+        it.m.t(ix).sizes().iter().any(|s| s.as_int() == Some(0)),
+    ) {
+        if let Some(v) = values.iter().find(|&&v| v < 0 || v >= size) {
+            return Err(oe(
+                "index-out-of-range",
+                format!("index {v} is out of bounds for dimension {dim} with size {size}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The meta checks of gather, scatter and scatter_add (ATen's
@@ -5147,6 +5212,43 @@ fn autocast_operand(it: &Interp, op: &str, dtype: DType) -> DType {
         Some(lower) if dtype.is_floating() && dtype != DType::F64 => lower,
         _ => dtype,
     }
+}
+
+/// Tensors passed where every overload takes a `Scalar` (`full`'s fill
+/// value, `leaky_relu`'s slope, `addcmul`'s value, ...). Python's argument
+/// parser takes only a 0-dim tensor that does not require grad, and reads it
+/// with `.item()`: the analysis's `_local_scalar_dense` fails on a fake
+/// tensor unless it is a constant (a `torch.tensor` literal).
+fn tensor_scalars(it: &Interp, a: &Args) -> OpResult<()> {
+    for (k, (p, v)) in a.op.params.iter().zip(a.v.iter()).enumerate() {
+        let Value::Tensor(t) = v else { continue };
+        if !a.op.scalar_param(p) {
+            continue;
+        }
+        let tt = it.m.t(*t);
+        if !tt.sizes().is_empty() || it.m.requires_grad(*t) {
+            return Err(oe(
+                "other",
+                format!(
+                    "{}(): argument '{}' (position {}) must be Number, not Tensor",
+                    a.op.name,
+                    p.name,
+                    k + 1
+                ),
+            ));
+        }
+        // (FakeTensor propagates a constant through in-place ops with
+        // numbers, `val.add_(2)`.)
+        let constant = tt.origin_op.as_str() == "tensor";
+        if it.m.mode == Mode::Analysis && !constant {
+            return Err(oe(
+                "data-dependent",
+                format!("{}(): a tensor passed as the number `{}` is read with .item() (aten._local_scalar_dense), which the analysis cannot do on a fake tensor", a.op.name, p.name),
+            )
+            .help("pass a Python number, or a `torch.tensor(...)` literal"));
+        }
+    }
+    Ok(())
 }
 
 /// `narrow.Tensor`'s start: a 0-dim integral tensor whose value `item()`
@@ -5571,6 +5673,25 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         {
             return Err(oe("other", NEGATE_BOOL));
         }
+        if p.tensors.is_empty()
+            && matches!(
+                op.name,
+                "add"
+                    | "sub"
+                    | "subtract"
+                    | "mul"
+                    | "multiply"
+                    | "div"
+                    | "divide"
+                    | "true_divide"
+                    | "floor_divide"
+            )
+        {
+            // should_allow_numbers_as_tensors (python_arg_parser.cpp): these
+            // ops take Python numbers as wrapped-number 0-dim tensors.
+            let meta = contiguous(it, Dims::new(), p.dtype)?;
+            return Ok((vec![meta], None));
+        }
         if p.tensors.is_empty() {
             return Err(oe(
                 "arguments",
@@ -5596,6 +5717,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if it.m.t(mask).dtype != DType::Bool {
                 return Err(oe("other", "masked_fill only supports boolean masks"));
             }
+            masked_fill_value(it, t.dtype, a.get("value"))?;
             let ms = it.m.t(mask).sizes().clone();
             let sizes = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
             let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
@@ -6300,9 +6422,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if rule == "gather" {
                 let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
                 scatter_gather_checks(it, "gather", me.unwrap_or(ix), d, ix, None)?;
+                literal_index_bounds(it, me.unwrap_or(ix), d, ix)?;
             }
             let is = it.m.t(ix).sizes().clone();
-            if !it.m.t(ix).dtype.is_integral() || it.m.t(ix).dtype == DType::Bool {
+            let index_dtype = it.m.t(ix).dtype;
+            if rule == "take" && index_dtype != DType::I64 {
+                let got = if it.m.mode == Mode::Analysis { format!("torch.{}", index_dtype.name()) } else { cpp_type_name(index_dtype).to_string() };
+                return Err(oe("other", format!("take(): Expected a long tensor for index, but got {got}")));
+            }
+            if !index_dtype.is_integral() || index_dtype == DType::Bool {
                 return Err(oe("other", format!("{}(): Expected dtype int64 for index", op.name)));
             }
             // Eager's take reads its indices: one tpi knows outside the

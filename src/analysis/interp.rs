@@ -1145,6 +1145,18 @@ impl<'a> Interp<'a> {
                     });
                 }
                 BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::LShift | BinOp::RShift => {
+                    if let (None, Some(by @ 0..=62), BinOp::LShift | BinOp::RShift) =
+                        (x.as_int(), y.as_int(), op)
+                    {
+                        // SymInt's lshift/rshift: times or floor-divided by 2**by.
+                        let p = SymInt::int(1 << by);
+                        let v = if op == BinOp::LShift {
+                            x.mul(&p).map_err(sym_err)?
+                        } else {
+                            x.floordiv(&p).map_err(sym_err)?
+                        };
+                        return Ok(Value::Int(v));
+                    }
                     let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
                         return Err(err(
                             "symbolic",

@@ -84,6 +84,18 @@ pub struct OpDef {
     /// PyTorch has overloads this one signature stands for, which refuse
     /// some of the calls it binds (`interp::overload_check`).
     pub overloaded: bool,
+    /// A parameter is a `Scalar` in every overload (`N` in the table, or
+    /// full's fill value): a tensor there is read with `.item()`
+    /// (`analysis::apply::tensor_scalars`).
+    pub scalar_params: bool,
+}
+
+impl OpDef {
+    /// Is `p` a `Scalar` in every overload of the op?
+    pub fn scalar_param(&self, p: &Param) -> bool {
+        matches!(p.ty, ParamType::Number | ParamType::OptNumber)
+            || (p.name == "fill_value" && matches!(self.name, "full" | "full_like" | "new_full"))
+    }
 }
 
 pub struct OpTable {
@@ -229,6 +241,12 @@ impl OpTable {
                     spellings[0],
                     "sum" | "mean" | "prod" | "logsumexp" | "std" | "var"
                 ),
+                scalar_params: false,
+            };
+            let scalar_params = def.params.iter().any(|p| def.scalar_param(p));
+            let def = OpDef {
+                scalar_params,
+                ..def
             };
             if has_inplace {
                 let names: Vec<&'static str> = spellings
