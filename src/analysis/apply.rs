@@ -292,9 +292,6 @@ fn int_list_str(v: &[i64]) -> String {
 
 pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -> R<Value> {
     let a = Args { op, v: args };
-    if op.scalar_params {
-        tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
-    }
     let wraps = wraps_number(&a);
     let outer = std::mem::replace(&mut it.m.wrapped_number, wraps);
     let r = apply_op(it, op, a, span);
@@ -318,7 +315,10 @@ fn wraps_number(a: &Args) -> bool {
     })
 }
 
-fn apply_op(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
+fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<Value> {
+    if op.scalar_params {
+        tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
+    }
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
         && op.params.iter().any(|p| p.name == "inplace")
@@ -384,8 +384,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value
         OpClass::Autograd => autograd_op(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Creation => creation(it, op, &a, span).map_err(|e| op_error(e, span)),
         OpClass::Functional => {
-            let mut a = a;
-            autocast_casts(it, &mut a, span)?;
+            if !it.m.autocast.is_empty() {
+                autocast_casts(it, &mut a, span)?;
+            }
             let (metas, result_fixups) = functional(it, op, &a, span)
                 .map_err(|e| analysis_wording(it, op, e))
                 .map_err(|e| op_error(e, span))?;
@@ -921,7 +922,12 @@ pub fn tensor_attr(
         "ndim" => Value::int(ndim as i64),
         "dtype" => Value::Dtype(dtype),
         "requires_grad" => Value::Bool(it.m.requires_grad(t)),
-        "is_leaf" => Value::Bool(it.m.is_leaf(t).map_err(|e| op_error(e, span))?),
+        // The analysis's wrapper of an input that requires grad mirrors its
+        // autograd meta with an `Error` grad_fn: not a leaf.
+        "is_leaf" => Value::Bool(
+            !(it.m.mode == Mode::Analysis && tt.analysis_input_grad)
+                && it.m.is_leaf(t).map_err(|e| op_error(e, span))?,
+        ),
         "grad_fn" => {
             if it.m.grad_fn(t).map_err(|e| op_error(e, span))?.is_some() {
                 Value::Str(Rc::from("grad_fn"))
@@ -1200,6 +1206,12 @@ fn query(
         "element_size" => Value::int(tt.dtype.itemsize()),
         "is_inference" => Value::Bool(tt.is_inference),
         "get_device" => Value::int(-1),
+        // `.item()` of a one-element tensor tpi knows the value of: in the
+        // analysis a FakeTensor constant (an int `torch.tensor` literal,
+        // not written since), in eager any literal.
+        "item" if it.m.constant_value(t).is_some() => {
+            Value::int(it.m.constant_value(t).unwrap_or_default())
+        }
         "item" | "tolist" | "data_ptr" => {
             return Err(err(
                 "data-dependent",
@@ -4190,10 +4202,11 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                     ));
                 }
             }
-            if op.rule == "resize" && it.m.mode == Mode::Analysis {
+            if it.m.mode == Mode::Analysis {
                 // PyTorch 2.7.1's functionalized resize_ takes only static
-                // sizes, and only on a tensor whose own are static.
-                if sizes.iter().any(SymInt::is_symbolic) {
+                // sizes, and (as resize_as_) only on a tensor whose own are
+                // static.
+                if op.rule == "resize" && sizes.iter().any(SymInt::is_symbolic) {
                     return Err(oe("other", "isIntList() INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/ivalue_inl.h\":1979, please report a bug to PyTorch. Expected IntList but got GenericList")
                         .help("PyTorch's analysis cannot resize_ to symbolic sizes: allocate the tensor at its size instead"));
                 }

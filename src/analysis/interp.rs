@@ -1789,25 +1789,22 @@ impl<'a> Interp<'a> {
     pub fn bind_with(
         &mut self,
         op: &OpDef,
-        receiver: Option<Value>,
-        pos: Values,
-        kw: Vec<(Name, Value)>,
+        mut receiver: Option<Value>,
+        mut pos: Values,
+        mut kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<ArgValues> {
-        let (receiver, pos, kw) = match (op.name, receiver) {
+        if op.name == "where" {
             // `x.where(condition, y)` is `torch.where(condition, x, y)`: the
             // method's receiver is `self`, the schema's second argument.
-            ("where", Some(r)) => {
-                let (mut pos, mut kw) = (pos, kw);
+            if let Some(r) = receiver.take() {
                 if pos.is_empty() {
                     kw.push((Name::new("self"), r));
                 } else {
                     pos.insert(1, r);
                 }
-                (None, pos, kw)
             }
-            (_, receiver) => (receiver, pos, kw),
-        };
+        }
         if kw.is_empty() {
             if let Some(count) = Self::bind_in_order(op, &receiver, &pos) {
                 let mut bound =
@@ -1818,7 +1815,6 @@ impl<'a> Interp<'a> {
                 return bound;
             }
         }
-        let mut pos = pos;
         if let Some(receiver) = receiver {
             pos.insert(0, receiver);
         }
