@@ -3116,16 +3116,30 @@ fn copy_of(
     Ok(Value::Tensor(out))
 }
 
-/// Whether `to(memory_format=format)` may return `me` itself: no format,
-/// preserve_format, or a layout already contiguous in it.
-fn in_format(it: &mut Interp, me: TensorId, format: Option<MemoryFormat>) -> bool {
-    match format {
+/// `to(dtype, memory_format=format, copy=copy)`: `me` itself when nothing
+/// changes (no format, preserve_format, or a layout already contiguous in
+/// it), else a `_to_copy`.
+fn to_copy(
+    it: &mut Interp,
+    me: TensorId,
+    dtype: DType,
+    format: Option<MemoryFormat>,
+    copy: bool,
+    span: Span,
+) -> OpResult<Value> {
+    let in_format = match format {
         None | Some(MemoryFormat::Preserve) => true,
         Some(f) => {
             let m = &mut it.m;
             let t = &m.tensors[me];
             shape::is_contiguous_as(t.sizes(), t.strides(), f, &mut m.sizes)
         }
+    };
+    if dtype == it.m.t(me).dtype && !copy && in_format {
+        Ok(Value::Tensor(me))
+    } else {
+        let format = format.unwrap_or(MemoryFormat::Preserve);
+        copy_of(it, me, dtype, format, "_to_copy", span)
     }
 }
 
@@ -3148,18 +3162,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     if let Some(d) = target_dtype {
         // `x.double(memory_format=f)` is `x.to(torch.float64, memory_format=f)`.
         let format = a.memory_format("memory_format")?;
-        return if d == dtype && in_format(it, me, format) {
-            Ok(Value::Tensor(me))
-        } else {
-            copy_of(
-                it,
-                me,
-                d,
-                format.unwrap_or(MemoryFormat::Preserve),
-                "_to_copy",
-                span,
-            )
-        };
+        return to_copy(it, me, d, format, false, span);
     }
     match op.rule {
         "identity" => Ok(Value::Tensor(me)),
@@ -3215,19 +3218,7 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let copy = a.bool("copy")?;
             let format = a.memory_format("memory_format")?;
             let own = it.m.t(me).dtype;
-            let d = dtype.unwrap_or(own);
-            if d == own && !copy && in_format(it, me, format) {
-                Ok(Value::Tensor(me))
-            } else {
-                copy_of(
-                    it,
-                    me,
-                    d,
-                    format.unwrap_or(MemoryFormat::Preserve),
-                    "_to_copy",
-                    span,
-                )
-            }
+            to_copy(it, me, dtype.unwrap_or(own), format, copy, span)
         }
         other => Err(oe("other", format!("internal: no rule `{other}`"))),
     }
