@@ -28,7 +28,7 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ),
     // FakeTensor constants: tpi knows the values of int literals only, so
     // `.item()` of a float constant, and a 0-dim constant used as a size
-    // (`__index__`), are refused; `aten.index` is not a spelling tpi knows.
+    // (`__index__`), are refused.
     (
         "pytorch/fake_tensor_1.tp:test_const_simple",
         "item() of a float FakeTensor constant not modelled",
@@ -44,10 +44,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "pytorch/fake_tensor_1.tp:test_const_fake_tensor_in_intlist_repro",
         "0-dim tensors as sizes (__index__) in eager not modelled",
-    ),
-    (
-        "pytorch/fake_tensor_1.tp:test_aten_index",
-        "torch.ops.aten.index spelling not known",
     ),
     // The analysis's div.Tensor of an int tensor by a SymInt is int64 (eager
     // and a static divisor give float32): a FakeTensor inconsistency.
@@ -111,11 +107,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "pytorch/indexing_2.tp:test_list_indices_too_many",
         "treatSequenceAsTuple not modelled",
-    ),
-    // torch.ops.aten.index.Tensor is not in tpi's op table.
-    (
-        "pytorch/indexing_2.tp:test_index_tensor_empty_indices",
-        "aten.index.Tensor not modelled",
     ),
     // 2.7.1 eager quirk: index_put_ with None placeholders around a mask.
     (

@@ -1563,6 +1563,7 @@ impl<'a> Interp<'a> {
                     .lookup(attr)
                     .map(|o| o.name)
                     .or((attr == "dropout_").then_some("dropout_"))
+                    .or((attr == "index").then_some("index"))
             }
             "torch.ops.inductor" => table.lookup(attr).filter(|o| o.inductor).map(|o| o.name),
             "torch.autograd" => None,
@@ -1749,6 +1750,33 @@ impl<'a> Interp<'a> {
         kw: Vec<(Name, Value)>,
         span: Span,
     ) -> R<Value> {
+        // aten.index(self, indices) is advanced indexing, `self[indices]`
+        // with a None index a full slice.
+        if name == "index" && self.table.lookup(name).is_none() {
+            if let ([Value::Tensor(t), indices], true) = (&pos[..], kw.is_empty()) {
+                let items = match indices {
+                    Value::List(l) => l.borrow().clone(),
+                    Value::Tuple(t) => t.as_ref().clone(),
+                    _ => Vec::new(),
+                };
+                if items.is_empty() {
+                    return Err(err("other", "at least one index must be provided", span));
+                }
+                let items = items
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::None => Value::Slice(Box::new([None, None, None])),
+                        v => v,
+                    })
+                    .collect();
+                return super::apply::getitem(self, *t, &Value::tuple(items), span);
+            }
+            return Err(err(
+                "arguments",
+                "aten.index(self, indices) takes a tensor and a list of index tensors",
+                span,
+            ));
+        }
         // torch.dropout_ / aten.dropout_(input, p, train) is
         // F.dropout(input, p, train, inplace=True).
         let (name, kw) = if name == "dropout_" {
