@@ -2752,13 +2752,13 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             return Err(oe("split", "chunk expects at least a 1-dimensional tensor"));
         }
         // The analysis's decompositions of split and split_with_sizes read
-        // `self.shape[dim]`: Python's indexing, without wrapping.
+        // `self.shape[dim]`: Python's indexing, without wrapping (on a 0-dim
+        // tensor every dim fails here, before the rank check below).
         "split" | "split_with_sizes"
             if it.m.mode == Mode::Analysis && (dim >= nd as i64 || dim < -(nd as i64)) =>
         {
             return Err(oe("index-out-of-range", "tuple index out of range"));
         }
-        "split" | "split_with_sizes" if it.m.mode == Mode::Analysis => {}
         "split" | "split_with_sizes" if nd == 0 => {
             return Err(oe("other", "split expects at least a 1-dimensional tensor"));
         }
@@ -3577,9 +3577,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             return Err(op_error(e, span));
         }
     }
-    if let Some(sizes) = sizes {
-        if !it.m.sizes.eq_dims(&sizes, &t.sizes)
-            && it.m.mode == Mode::Analysis
+    if let Some(sizes) = sizes.filter(|s| !it.m.sizes.eq_dims(s, &t.sizes)) {
+        if it.m.mode == Mode::Analysis
             && (op.name == "pow_" || (op.rule == "clamp" && op.name.ends_with('_')))
             && !it.m.t(me).functional_view
         {
@@ -3604,19 +3603,16 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             let geom = it.m.geometry(sizes, strides);
             it.m.python_geom.entry(me).or_insert(old);
             it.m.tensors[me].set_geometry(geom);
-        } else if !it.m.sizes.eq_dims(&sizes, &t.sizes) {
-            let e = if matches!(op.name, "addmm_" | "baddbmm_") {
-                // Structured in-place kernels check their output (eager);
-                // the analysis's copy_ back expands the result.
-                match it.m.mode {
-                    Mode::Eager => OpError::new("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(&t.sizes), show(&sizes))),
-                    Mode::Analysis if sizes.len() > t.sizes.len() => OpError::new("other", "expand: the requested shape has too few dimensions!"),
-                    Mode::Analysis => OpError::new("inplace-broadcast", format!("output with shape {} doesn't match the broadcast shape {}", show(&t.sizes), show(&sizes))),
-                }
-            } else if op.name == "copy_"
+        } else {
+            let structured = matches!(op.name, "addmm_" | "baddbmm_");
+            let e = if structured && it.m.mode == Mode::Eager {
+                // Structured in-place kernels check their output (eager).
+                OpError::new("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(&t.sizes), show(&sizes)))
+            } else if (structured || op.name == "copy_")
                 && it.m.mode == Mode::Analysis
                 && sizes.len() > t.sizes.len()
             {
+                // The analysis's copy_ back expands the result.
                 OpError::new(
                     "other",
                     "expand: the requested shape has too few dimensions!",
@@ -5209,15 +5205,6 @@ fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
     cpu_autocast_dtype(it)
 }
 
-/// An operand's dtype after CPU autocast's cast for `op`: a lower-precision
-/// op casts floating tensors other than float64 (autocast's `is_eligible`).
-fn autocast_operand(it: &Interp, op: &str, dtype: DType) -> DType {
-    match autocast_dtype(it, op) {
-        Some(lower) if dtype.is_floating() && dtype != DType::F64 => lower,
-        _ => dtype,
-    }
-}
-
 /// Tensors passed where every overload takes a `Scalar` (`full`'s fill
 /// value, `leaky_relu`'s slope, `addcmul`'s value, ...). Python's argument
 /// parser takes only a 0-dim tensor that does not require grad, and reads it
@@ -5941,7 +5928,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             let o = a.tensor(other_name)?;
             let ot = it.m.t(o).clone();
-            let (dt1, dt2) = (autocast_operand(it, rule, t.dtype), autocast_operand(it, rule, ot.dtype));
+            let (dt1, dt2) = (t.dtype, ot.dtype);
             // outer is `self.reshape(-1, 1) * vec2`: it promotes.
             if dt1 != dt2 && it.m.mode == Mode::Eager && rule != "outer" {
                 return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(dt1), cpp_type_name(dt2))));
@@ -5964,10 +5951,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     },
                     _ => [false, false],
                 };
+                // (Under autocast the operands are already the cast copies.)
                 for (id, v) in [(x, viewed[0]), (o, viewed[1])] {
-                    // Under autocast the view is of the operand's cast copy.
-                    let cast = autocast_operand(it, rule, it.m.t(id).dtype) != it.m.t(id).dtype;
-                    if v && !cast {
+                    if v {
                         it.m.check_inference_view(id, Some(op.name))?;
                     }
                 }
@@ -6055,8 +6041,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             // ADDMM_META's checks, in eager only (the analysis decomposes
             // and promotes).
-            // Autocast casts for addmm, not for the in-place addmm_.
-            let [ds, dm1, dm2] = [t.dtype, it.m.t(m1).dtype, it.m.t(m2).dtype].map(|d| autocast_operand(it, op.name, d));
+            // (Autocast cast addmm's operands before it ran; the in-place
+            // addmm_ is not cast.)
+            let [ds, dm1, dm2] = [t.dtype, it.m.t(m1).dtype, it.m.t(m2).dtype];
             if it.m.mode == Mode::Eager {
                 if ds != dm2 {
                     return Err(oe("other", format!("self and mat2 must have the same dtype, but got {} and {}", torch_type_name(ds), torch_type_name(dm2))));
@@ -6087,9 +6074,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 sizes = shape::broadcast_shapes(&sizes, &bs, &mut it.m.sizes)?;
             }
             let bias = a.opt_tensor("bias")?;
-            let dx = autocast_operand(it, rule, it.m.t(x).dtype);
-            let dw = autocast_operand(it, rule, it.m.t(w).dtype);
-            let db = bias.map(|b| autocast_operand(it, rule, it.m.t(b).dtype));
+            let dx = it.m.t(x).dtype;
+            let dw = it.m.t(w).dtype;
+            let db = bias.map(|b| it.m.t(b).dtype);
             if it.m.mode == Mode::Eager {
                 // addmm(bias, input, weight.t()) checks self first; matmul's mm
                 // has its own words.
@@ -6132,8 +6119,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // addmm(bias, input, weight.t()); without a bias, matmul(input, weight.t()).
             // Both take a view of the weight, which the analysis refuses under
             // inference_mode (see view_of).
-            // Under autocast the view is of the weight's cast copy.
-            if it.m.inference_mode && autocast_operand(it, rule, it.m.t(w).dtype) == it.m.t(w).dtype {
+            // (Under autocast `w` is already the weight's cast copy.)
+            if it.m.inference_mode {
                 let wm = it.m.meta_of(w);
                 it.m.view_of(w, wm, "t", false, true, span)?;
             }
@@ -6556,8 +6543,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 if let Some(p) = a.opt_tensor(name)? {
                     let ps = it.m.t(p).sizes().clone();
                     if !it.m.sizes.eq_dims(&ps, &ns) {
-                        let what = if name == "weight" { "weight" } else { "bias" };
-                        return Err(oe("other", format!("Expected {what} to be of same shape as normalized_shape, but got {what} of shape {} and normalized_shape = {}", show(&ps), show(&ns))));
+                        return Err(oe("other", format!("Expected {name} to be of same shape as normalized_shape, but got {name} of shape {} and normalized_shape = {}", show(&ps), show(&ns))));
                     }
                 }
             }
@@ -6576,7 +6562,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let (Value::Int(p), Some(rows)) = (a.get("padding_idx"), wt.sizes().first().and_then(SymInt::as_int)) {
                 if let Some(p) = p.as_int() {
                     if p >= rows || p < -rows {
-                                                return Err(oe("other", "Padding_idx must be within num_embeddings").help(format!("padding_idx must be in [-{rows}, {rows})")));
+                        return Err(oe("other", "Padding_idx must be within num_embeddings").help(format!("padding_idx must be in [-{rows}, {rows})")));
                     }
                 }
             }
@@ -7767,11 +7753,10 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         }
     }
     // The input's dtype against the bias's (both runs) and the weight's
-    // (eager's kernels), after autocast's casts.
-    let dx = autocast_operand(it, "conv2d", xt.dtype);
-    let dw = autocast_operand(it, "conv2d", wt.dtype);
+    // (eager's kernels), after autocast's casts (`autocast_casts`).
+    let (dx, dw) = (xt.dtype, wt.dtype);
     if let Some(b) = bias {
-        let db = autocast_operand(it, "conv2d", it.m.t(b).dtype);
+        let db = it.m.t(b).dtype;
         if db != dx {
             return Err(oe(
                 "other",

@@ -146,49 +146,8 @@ pub fn call_builtin(
                     span,
                 ));
             }
-            if items.iter().any(|v| matches!(v, Value::Tensor(_))) {
-                // Python compares each item with the best so far; eager
-                // PyTorch takes the truth of each comparison's result.
-                if it.m.mode == super::state::Mode::Eager {
-                    let mut best = items[0].clone();
-                    for v in &items[1..] {
-                        let cmp = if name == "min" { "lt" } else { "gt" };
-                        let (l, r) = (v.clone(), best.clone());
-                        let c = if matches!(l, Value::Tensor(_)) || matches!(r, Value::Tensor(_)) {
-                            let (l, r) = if matches!(l, Value::Tensor(_)) {
-                                (l, r)
-                            } else {
-                                (r, l)
-                            };
-                            // `2 > x` is `x < 2`.
-                            let cmp = if matches!(v, Value::Tensor(_)) {
-                                cmp
-                            } else if cmp == "lt" {
-                                "gt"
-                            } else {
-                                "lt"
-                            };
-                            let Value::Tensor(t) =
-                                it.call_op(cmp, smallvec::smallvec![l, r], Vec::new(), span)?
-                            else {
-                                break;
-                            };
-                            it.one_element(t, "Boolean value of Tensor", span)?;
-                            break;
-                        } else {
-                            let op = if name == "min" {
-                                crate::syntax::ast::CmpOp::Lt
-                            } else {
-                                crate::syntax::ast::CmpOp::Gt
-                            };
-                            it.binop_compare(op, v, &best, span)?
-                        };
-                        if c {
-                            best = v.clone();
-                        }
-                    }
-                }
-                return Err(err(
+            let data_dependent = || {
+                err(
                     "data-dependent",
                     format!("Python's {name}() over tensors depends on their data"),
                     span,
@@ -196,17 +155,40 @@ pub fn call_builtin(
                 .with_help(format!(
                     "use torch.{}imum(a, b) or x.{name}()",
                     if name == "min" { "min" } else { "max" }
-                )));
+                ))
+            };
+            let is_tensor = |v: &Value| matches!(v, Value::Tensor(_));
+            if it.m.mode == super::state::Mode::Analysis && items.iter().any(is_tensor) {
+                return Err(data_dependent());
             }
+            // Python compares each item with the best so far (`v > best`,
+            // or reflected, `best < v`, when only `best` is a tensor);
+            // eager PyTorch then takes the truth of the comparison's result.
+            let (op, reflected) = if name == "min" {
+                (crate::syntax::ast::CmpOp::Lt, "gt")
+            } else {
+                (crate::syntax::ast::CmpOp::Gt, "lt")
+            };
             let mut best = items[0].clone();
             for v in &items[1..] {
-                let op = if name == "min" {
-                    crate::syntax::ast::CmpOp::Lt
-                } else {
-                    crate::syntax::ast::CmpOp::Gt
-                };
-                let c = it.binop_compare(op, v, &best, span)?;
-                if c {
+                if is_tensor(v) || is_tensor(&best) {
+                    let (cmp, l, r) = if is_tensor(v) {
+                        (if name == "min" { "lt" } else { "gt" }, v, &best)
+                    } else {
+                        (reflected, &best, v)
+                    };
+                    let result = it.call_op(
+                        cmp,
+                        smallvec::smallvec![l.clone(), r.clone()],
+                        Vec::new(),
+                        span,
+                    )?;
+                    if let Value::Tensor(t) = result {
+                        it.one_element(t, true, span)?;
+                    }
+                    return Err(data_dependent());
+                }
+                if it.binop_compare(op, v, &best, span)? {
                     best = v.clone();
                 }
             }
@@ -236,12 +218,7 @@ pub fn call_builtin(
             let v = pos.into_iter().next().unwrap_or(Value::int(0));
             match (name, &v) {
                 (_, Value::Tensor(t)) => Err({
-                    let what = if name == "bool" {
-                        "Boolean value of Tensor"
-                    } else {
-                        "scalar"
-                    };
-                    it.one_element(*t, what, span)?;
+                    it.one_element(*t, name == "bool", span)?;
                     err(
                         "data-dependent",
                         format!("{name}() of a tensor reads its data"),

@@ -175,20 +175,9 @@ pub(crate) fn predict(
             };
         }
         if let Some((k, got, expected)) = m.bad_grads.get(&n) {
-            let show = crate::ops::shape::show;
             let node = &m.nodes[n];
-            let d = Diagnostic::error(
-                "other",
-                format!(
-                    "Function {} returned an invalid gradient at index {k} - got {} but expected shape compatible with {}",
-                    node.name,
-                    show(got),
-                    show(expected)
-                ),
-                node.span,
-            )
-            .with_label("backward of this op returns a gradient of the input's sizes here")
-            .with_help(GRAD_SIZES_HELP);
+            let d = invalid_gradient(node.name.as_str(), *k, got, expected, node.span)
+                .with_label("backward of this op returns a gradient of the input's sizes here");
             return EagerPrediction {
                 forward_error: None,
                 backward_error: Some(d),
@@ -200,38 +189,43 @@ pub(crate) fn predict(
 
 /// The error of the loss's `o.float().sum()` for an output whose sizes an
 /// in-place metadata op without history changed (`Machine::grad_sizes`).
-fn stale_output_grad(
-    m: &mut super::state::Machine,
-    t: super::domain::TensorId,
-) -> Option<Diagnostic> {
-    if !m.requires_grad(t) || m.tensors[t].is_inference || m.grad_sizes.is_empty() {
+fn stale_output_grad(m: &super::state::Machine, t: super::domain::TensorId) -> Option<Diagnostic> {
+    if !m.requires_grad(t) || m.tensors[t].is_inference {
         return None;
     }
-    let node = m.add_node("SumBackward0", [], m.tensors[t].origin);
-    m.check_grad_sizes(node, 0, t);
-    let (_, got, expected) = m.bad_grads.get(&node)?;
-    let show = crate::ops::shape::show;
+    let (got, expected) = m.refused_grad(t)?;
     let name = if m.tensors[t].dtype == super::domain::DType::F32 {
         "SumBackward0"
     } else {
         "ToCopyBackward0"
     };
     Some(
-        Diagnostic::error(
-            "other",
-            format!(
-                "Function {name} returned an invalid gradient at index 0 - got {} but expected shape compatible with {}",
-                show(got),
-                show(expected)
-            ),
-            m.tensors[t].origin,
-        )
-        .with_label("this output's sizes were changed behind autograd")
-        .with_help(GRAD_SIZES_HELP),
+        invalid_gradient(name, 0, &got, &expected, m.tensors[t].origin)
+            .with_label("this output's sizes were changed behind autograd"),
     )
 }
 
-const GRAD_SIZES_HELP: &str = "an in-place metadata op (unsqueeze_, t_, ...) under no_grad or inference_mode changed the tensor's sizes behind autograd: do it out of place, or with grad mode on";
+/// The engine's `validate_outputs` error: node `name` returned gradient
+/// `k` of sizes `got` where its next node expects `expected`.
+fn invalid_gradient(
+    name: &str,
+    k: usize,
+    got: &[crate::sym::SymInt],
+    expected: &[crate::sym::SymInt],
+    span: crate::syntax::Span,
+) -> Diagnostic {
+    let show = crate::ops::shape::show;
+    Diagnostic::error(
+        "other",
+        format!(
+            "Function {name} returned an invalid gradient at index {k} - got {} but expected shape compatible with {}",
+            show(got),
+            show(expected)
+        ),
+        span,
+    )
+    .with_help("an in-place metadata op (unsqueeze_, t_, ...) under no_grad or inference_mode changed the tensor's sizes behind autograd: do it out of place, or with grad mode on")
+}
 
 /// The error of unpacking a tensor node `n` saved that was modified in
 /// place since.

@@ -911,7 +911,7 @@ impl<'a> Interp<'a> {
             Value::Tuple(t) => !t.is_empty(),
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tensor(t) => {
-                self.one_element(*t, "Boolean value of Tensor", span)?;
+                self.one_element(*t, true, span)?;
                 return Err(err(
                     "data-dependent",
                     "this condition depends on the data of a tensor, which tpi does not know",
@@ -925,28 +925,23 @@ impl<'a> Interp<'a> {
         })
     }
 
-    /// Eager `Tensor.__bool__` (and `int()`, `float()`) of a tensor that has
-    /// not exactly one element raises whatever its data: `what` is the
-    /// start of the message. A one-element tensor's answer is its data.
-    /// (The analysis fails on every tensor: its caller's error.) Symbolic
-    /// sizes are at least 2.
-    pub fn one_element(&mut self, t: TensorId, what: &str, span: Span) -> R<()> {
+    /// Eager `Tensor.__bool__` (`truth`), `int()` or `float()` of a tensor
+    /// that has not exactly one element raises whatever its data. A
+    /// one-element tensor's answer is its data. (The analysis fails on
+    /// every tensor: its caller's error.) Symbolic sizes are at least 2.
+    pub fn one_element(&mut self, t: TensorId, truth: bool, span: Span) -> R<()> {
         if self.m.mode != Mode::Eager {
             return Ok(());
         }
         let sizes = self.m.t(t).sizes();
-        let message = if sizes.iter().any(|s| s.as_int() == Some(0)) {
-            if what.starts_with("Boolean") {
-                format!("{what} with no values is ambiguous")
-            } else {
-                "only one element tensors can be converted to Python scalars".to_string()
-            }
-        } else if sizes.iter().all(|s| s.as_int() == Some(1)) {
+        let empty = sizes.iter().any(|s| s.as_int() == Some(0));
+        if !empty && sizes.iter().all(|s| s.as_int() == Some(1)) {
             return Ok(());
-        } else if what.starts_with("Boolean") {
-            format!("{what} with more than one value is ambiguous")
-        } else {
-            "only one element tensors can be converted to Python scalars".to_string()
+        }
+        let message = match (truth, empty) {
+            (true, true) => "Boolean value of Tensor with no values is ambiguous",
+            (true, false) => "Boolean value of Tensor with more than one value is ambiguous",
+            (false, _) => "only one element tensors can be converted to Python scalars",
         };
         Err(err("other", message, span).with_help(
             "reduce the tensor first (`x.any()`, `x.all()`, `x.sum()`), or test a shape",
@@ -1247,7 +1242,7 @@ impl<'a> Interp<'a> {
                 }
                 UnaryOp::Not => {
                     if let Value::Tensor(t) = &v {
-                        self.one_element(*t, "Boolean value of Tensor", span)?;
+                        self.one_element(*t, true, span)?;
                     }
                     return Err(err(
                         "data-dependent",

@@ -786,22 +786,25 @@ impl Machine {
     /// input `k`, tensor `t`: the gradient `node` returns has `t`'s sizes
     /// now, which `t`'s grad_fn refuses when an in-place metadata op without
     /// history changed them and its own sizes do not expand to them.
-    pub fn check_grad_sizes(&mut self, node: NodeId, k: usize, t: TensorId) {
-        let Some(expected) = self.grad_sizes.get(&t) else {
-            return;
-        };
+    fn check_grad_sizes(&mut self, node: NodeId, k: usize, t: TensorId) {
+        if let Some((got, expected)) = self.refused_grad(t) {
+            self.bad_grads.entry(node).or_insert((k, got, expected));
+        }
+    }
+
+    /// The sizes of a gradient for `t` (its own now) and those its grad_fn
+    /// expects, when the engine refuses the first (`grad_sizes`; the
+    /// expected sizes do not expand to the gradient's, `is_expandable_to`).
+    pub fn refused_grad(&self, t: TensorId) -> Option<(Dims, Dims)> {
+        let expected = self.grad_sizes.get(&t)?;
         let got = self.tensors[t].sizes();
-        // is_expandable_to(expected, got)
         let expandable = expected.len() <= got.len()
             && expected
                 .iter()
                 .rev()
                 .zip(got.iter().rev())
                 .all(|(e, g)| e == g || e.as_int() == Some(1));
-        if !expandable {
-            let bad = (k, got.clone(), expected.clone());
-            self.bad_grads.entry(node).or_insert(bad);
-        }
+        (!expandable).then(|| (got.clone(), expected.clone()))
     }
 
     /// Is `id` an autograd leaf for the in-place checks? In the analysis the
