@@ -299,6 +299,47 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
     r
 }
 
+/// Checks of arguments that are not tensors, made before any op runs:
+/// gelu's `approximate` (C++'s get_gelutype_enum, the ref's check), div's
+/// `rounding_mode` (the ref's ValueError, the meta function's check), and
+/// F.hardtanh's bounds (torch/nn/functional.py, a ValueError; `hardtanh_`
+/// itself has no such check).
+fn argument_checks(op: &OpDef, a: &Args) -> OpResult<()> {
+    match op.name {
+        "gelu" | "gelu_" => {
+            if let Value::Str(s) = a.get("approximate") {
+                if !matches!(&**s, "none" | "tanh") {
+                    return Err(oe(
+                        "other",
+                        "approximate argument must be either none or tanh.",
+                    ));
+                }
+            }
+        }
+        "div" | "div_" | "divide" | "divide_" => {
+            if let Value::Str(mode) = a.get("rounding_mode") {
+                if !matches!(&**mode, "trunc" | "floor") {
+                    return Err(oe("other", format!("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")));
+                }
+            }
+        }
+        "hardtanh" => {
+            let num = |v: &Value| match v {
+                Value::Float(f) => Some(*f),
+                Value::Int(i) => i.as_int().map(|i| i as f64),
+                _ => None,
+            };
+            if let (Some(lo), Some(hi)) = (num(a.get("min_val")), num(a.get("max_val"))) {
+                if lo > hi {
+                    return Err(oe("other", "min_val cannot be greater than max_val"));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// Does the Python binding wrap a number argument of `a` into a tensor
 /// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
 /// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
@@ -319,6 +360,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     if op.scalar_params {
         tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
     }
+    argument_checks(op, &a).map_err(|e| op_error(e, span))?;
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
         && op.params.iter().any(|p| p.name == "inplace")
@@ -347,10 +389,13 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
         return apply_inplace(it, op, a, span);
     }
     if it.m.mode == Mode::Analysis && !it.m.python_geom.is_empty() {
-        if op.name == "flatten" {
-            if let Some(v) = stale_flatten(it, &a, span).map_err(|e| op_error(e, span))? {
-                return Ok(v);
-            }
+        let stale = match op.name {
+            "flatten" => stale_flatten(it, &a, span),
+            "chunk" => stale_chunk(it, &a, span),
+            _ => Ok(None),
+        };
+        if let Some(v) = stale.map_err(|e| op_error(e, span))? {
+            return Ok(v);
         }
         stale_dims_check(it, op, &a).map_err(|e| op_error(e, span))?;
     }
@@ -2903,7 +2948,6 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     .collect::<OpResult<_>>()?;
                 return Ok(Value::tuple(outs));
             }
-            let n = it.m.sizes.concrete(&size, "tensor_split")?;
             // tensor_split.tensor_indices_or_sections: a 0-dim tensor holds
             // the number of sections, a 1-d one the indices (read with item()
             // and tolist(): the analysis cannot, eager reads the data).
@@ -2933,8 +2977,9 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
                 v => v.clone(),
             };
-            let bounds: Vec<i64> = match &arg {
+            let bounds: Vec<SymInt> = match &arg {
                 Value::Int(s) => {
+                    let n = it.m.sizes.concrete(&size, "tensor_split")?;
                     let k = it.m.sizes.concrete(s, "tensor_split")?;
                     if k <= 0 {
                         return Err(oe(
@@ -2947,28 +2992,25 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     let mut acc = 0;
                     for i in 0..k - 1 {
                         acc += q + i64::from(i < r);
-                        b.push(acc);
+                        b.push(SymInt::int(acc));
                     }
                     b
                 }
-                v => {
-                    let parts = to_syms(v)
-                        .ok_or_else(|| oe("arguments", "tensor_split indices must be ints"))?;
-                    parts
-                        .iter()
-                        .map(|p| it.m.sizes.concrete(p, "tensor_split"))
-                        .collect::<OpResult<_>>()?
-                }
+                v => to_syms(v)
+                    .ok_or_else(|| oe("arguments", "tensor_split indices must be ints"))?
+                    .to_vec(),
             };
-            let mut start = 0;
-            for b in bounds.into_iter().chain([n]) {
-                let end = b.max(start);
+            // tensor_split_indices_symint: `slice(self, dim, start, end)`
+            // between consecutive indices as given (slice wraps a negative
+            // one and clamps), the last piece to the dim's end.
+            let mut start = SymInt::int(0);
+            for end in bounds.into_iter().chain([size.clone()]) {
                 metas.push(slice_meta(
                     it,
                     &t,
                     d,
-                    Some(SymInt::int(start)),
-                    Some(SymInt::int(end.min(n).max(0))),
+                    Some(start),
+                    Some(end.clone()),
                     1,
                     false,
                 )?);
@@ -3252,6 +3294,45 @@ fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value
     .map_err(|d| OpError::new(d.code, d.message))
 }
 
+/// `chunk` of a tensor whose Python sizes are stale (after `set_`): C++'s
+/// chunk (CompositeImplicitAutograd) checks the rank, wraps the dim and reads
+/// that dim's size on the wrapper, then calls `split` with the piece size
+/// that gives, and split's decomposition reads the real sizes
+/// (tests/oracle/stale_chunk.tp). `None`: the sizes are not stale, or the
+/// stale size is symbolic; the usual rule applies.
+fn stale_chunk(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>> {
+    let me = a.tensor("self")?;
+    let Some(sizes) = it.m.stale_python_sizes(me).cloned() else {
+        return Ok(None);
+    };
+    if sizes.is_empty() {
+        return Err(oe("split", "chunk expects at least a 1-dimensional tensor"));
+    }
+    let chunks = a.int(it, "chunks")?;
+    if chunks <= 0 {
+        return Err(oe(
+            "split",
+            format!("chunk expects `chunks` to be greater than 0, got: {chunks}"),
+        ));
+    }
+    let d = shape::wrap_dim(a.int(it, "dim")?, sizes.len())?;
+    let Some(n) = sizes[d].as_int() else {
+        return Ok(None);
+    };
+    let each = (n + chunks - 1) / chunks;
+    let (name, piece) = if each == 0 && n == 0 {
+        // split_with_sizes keeps the number of chunks: all empty.
+        let pieces = usize::try_from(chunks).unwrap_or(1).min(1 << 16);
+        ("split_with_sizes", Value::list(vec![Value::int(0); pieces]))
+    } else {
+        ("split", Value::int(each))
+    };
+    let args = smallvec::smallvec![Value::Tensor(me), piece, Value::int(d as i64)];
+    it.call_op(name, args, Vec::new(), span)
+        .map(Some)
+        .map_err(|d| OpError::new(d.code, d.message))
+}
+
 /// The checks of ops that decompose in Python (CompositeImplicitAutograd)
 /// on a tensor whose Python sizes are stale (`Machine::python_geom`, after
 /// `set_`): the decomposition wraps its dims against the wrapper's rank and
@@ -3260,7 +3341,7 @@ fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value
 fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
     let dim_params: &[&str] = match op.name {
         "movedim" => &["source", "destination"],
-        "narrow" | "unflatten" | "chunk" | "tensor_split" => &["dim"],
+        "narrow" | "unflatten" | "tensor_split" => &["dim"],
         _ => return Ok(()),
     };
     let Value::Tensor(me) = a.get("self") else {
@@ -3378,6 +3459,30 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
 }
 
 // ---------------------------------------------------------------- in-place
+
+/// Does the analysis's in-place `op` resize `self` to a larger broadcast
+/// shape instead of refusing? FakeTensor's meta for most in-place ops is
+/// torch._refs' `_make_inplace(fn)`, `fn(self, ..., out=self)`, whose out
+/// wrapper resizes. torch/_meta_registrations.py's own metas for add_, sub_,
+/// mul_, div_ (without a rounding mode), logical_and_/or_/xor_ and
+/// masked_fill_ check the broadcast (`check_inplace_broadcast`), as do the
+/// metas of lerp_ and addcmul_/addcdiv_; `<<=` and `>>=` are decompositions
+/// that copy_ the result back.
+fn resizes_self(op: &OpDef, a: &Args) -> bool {
+    match op.name {
+        "pow_" => true,
+        _ if op.rule == "clamp" => op.name.ends_with('_'),
+        "add_" | "sub_" | "subtract_" | "mul_" | "multiply_" | "true_divide_" | "logical_and_"
+        | "logical_or_" | "logical_xor_" => false,
+        "div_" | "divide_" => !matches!(a.get("rounding_mode"), Value::None),
+        _ => {
+            matches!(
+                op.rule,
+                "binary" | "binary_float" | "binary_int" | "compare"
+            ) && !op.name.starts_with("__")
+        }
+    }
+}
 
 /// Does this in-place op's kernel check the written tensor for internal
 /// overlap in this mode? `copy_` checks in both (the analysis raises too);
@@ -3578,16 +3683,14 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     if let Some(sizes) = sizes.filter(|s| !it.m.sizes.eq_dims(s, &t.sizes)) {
-        if it.m.mode == Mode::Analysis
-            && (op.name == "pow_" || (op.rule == "clamp" && op.name.ends_with('_')))
-            && !it.m.t(me).functional_view
-        {
-            // The analysis runs torch._refs' pow_ and clamp_ family,
+        if it.m.mode == Mode::Analysis && resizes_self(op, &a) {
+            // The analysis runs torch._refs' in-place op,
             // `pow(self, exponent, out=self)` (`_make_inplace`): its out
             // wrapper resizes `self` to the broadcast shape (with a warning)
             // instead of refusing. The wrapper's Python sizes stay the old
             // ones, and no metadata mutation is recorded
-            // (tests/oracle/pytorch/binary_ufuncs_2.tp, opinfo_index_2.tp).
+            // (tests/oracle/pytorch/binary_ufuncs_2.tp, opinfo_index_2.tp,
+            // tests/oracle/inplace_ref_resize.tp).
             let strides = shape::contiguous_strides(&sizes, &mut it.m.sizes)
                 .map_err(|e| op_error(e, span))?;
             // The new value is a fresh tensor (replace_), not a grown storage.
@@ -3608,7 +3711,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             let e = if structured && it.m.mode == Mode::Eager {
                 // Structured in-place kernels check their output (eager).
                 OpError::new("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(&t.sizes), show(&sizes)))
-            } else if (structured || op.name == "copy_")
+            } else if (structured || matches!(op.name, "copy_" | "__ilshift__" | "__irshift__"))
                 && it.m.mode == Mode::Analysis
                 && sizes.len() > t.sizes.len()
             {
@@ -3616,6 +3719,17 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
                 OpError::new(
                     "other",
                     "expand: the requested shape has too few dimensions!",
+                )
+            } else if matches!(op.name, "__ilshift__" | "__irshift__")
+                && it.m.mode == Mode::Analysis
+            {
+                // torch/_decomp's register_inplace: `self.copy_(self << other)`,
+                // whose expand of the larger result refuses.
+                let grown = sizes.iter().zip(t.sizes.iter()).find(|(r, s)| r != s);
+                let length = grown.map_or_else(|| SymInt::int(1), |(r, _)| r.clone());
+                OpError::new(
+                    "expand",
+                    format!("expand: attempting to expand a dimension of length {length}!"),
                 )
             } else {
                 OpError::new(
@@ -5745,6 +5859,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             let dtype_arg = if op.params.iter().any(|p| p.name == "dtype") { a.dtype("dtype")? } else { None };
             let dtype = match (rule, dtype_arg) {
+                // mean's output dtype must be floating or complex, whether
+                // inferred or asked for (torch._refs.mean, ReduceOps.cpp).
+                (_, Some(d)) if op.name == "mean" && d.is_integral() => {
+                    return Err(oe("other", format!("mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: {}", torch_type_name(d))));
+                }
                 (_, Some(d)) => d,
                 ("sum", None) => {
                     if t.dtype.is_integral() {
@@ -6528,6 +6647,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Ok((vec![], Some(copy_of(it, x, it.m.t(x).dtype, MemoryFormat::Preserve, "clone", span)?)));
             }
             let t = it.m.t(x).clone();
+            // Dropping out scales by 1 / (1 - p): a float result that an
+            // integer tensor cannot hold. The analysis's native_dropout
+            // decomposition refuses every non-floating input (with a fixed
+            // message); eager's _dropout_impl divides its noise in place,
+            // after returning an empty input as it is.
+            // (Its bernoulli_ has no complex kernel.)
+            let eager_noise = it.m.mode == Mode::Eager
+                && p != 1.0
+                && !t.sizes().iter().any(|s| it.m.sizes.eq_int(s, 0));
+            if eager_noise && t.dtype.is_complex() {
+                return Err(oe("other", format!("\"bernoulli_scalar_cpu_\" not implemented for '{}'", torch_type_name(t.dtype))));
+            }
+            let refused = match it.m.mode {
+                Mode::Analysis => p != 1.0 && !t.dtype.is_floating(),
+                Mode::Eager => eager_noise && t.dtype.is_integral(),
+            };
+            if refused {
+                let name = if it.m.mode == Mode::Analysis { "Long" } else { torch_type_name(t.dtype) };
+                return Err(oe("dtype-cast", format!("result type Float can't be cast to the desired output type {name}")));
+            }
             let strides = iter_strides(it, t.sizes(), &[x])?;
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
@@ -7655,13 +7794,39 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     if !(xt.sizes().len() == 3 || batched) {
         return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(xt.sizes()))));
     }
-    if wt.sizes().len() != 4 {
+    let wdim = wt.sizes().len();
+    if wdim != 4 && matches!(a.get("padding"), Value::Str(p) if &**p == "same") {
+        // _convolution_mode checks the ranks before anything else.
+        let batched_sizes = if batched {
+            xt.sizes().clone()
+        } else {
+            std::iter::once(SymInt::int(1))
+                .chain(xt.sizes().iter().cloned())
+                .collect()
+        };
+        let message = if wdim <= 2 {
+            "weight should have at least three dimensions".to_string()
+        } else {
+            format!("Expected {wdim}-dimensional input for {wdim}-dimensional weight{}, but got 4-dimensional input of size {} instead", show(wt.sizes()), show(&batched_sizes))
+        };
+        return Err(oe("other", message));
+    }
+    if wdim != 4 {
         // With fewer weight dims, the analysis's conv meta indexes past the
-        // weight's sizes (an IndexError); eager checks the stride's length
-        // against weight.dim() - 2.
-        let nd = wt.sizes().len().saturating_sub(2);
+        // weight's sizes (an IndexError); for a 3-d weight fake_impls skips
+        // the backend checks and meta_conv first compares the channels.
+        // Eager checks the stride's length against weight.dim() - 2.
+        let nd = wdim.saturating_sub(2);
+        let channels_differ = it.m.mode == Mode::Analysis && wdim == 3 && {
+            let cin = &xt.sizes()[usize::from(batched)];
+            let groups = a.int(it, "groups").unwrap_or(1);
+            it.m.sizes
+                .mul(&wt.sizes()[1], &SymInt::int(groups))
+                .is_ok_and(|e| !it.m.sizes.eq(cin, &e))
+        };
         return Err(match it.m.mode {
-            Mode::Analysis if wt.sizes().len() < 4 => oe("index-out-of-range", "tuple index out of range"),
+            Mode::Analysis if channels_differ => oe("other", "Invalid channel dimensions"),
+            Mode::Analysis if wdim < 4 => oe("index-out-of-range", "tuple index out of range"),
             _ => oe("other", format!("expected stride to be a single integer value or a list of {nd} values to match the convolution dimensions")),
         }
         .help("conv2d's weight is (out_channels, in_channels / groups, kH, kW)"));
@@ -7712,7 +7877,11 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                 for i in 0..2 {
                     let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
                     let total = dilation[i] * (k - 1);
-                    (p[i], odd[i]) = (total / 2, total % 2);
+                    // Left total / 2 (truncated), right the rest; the
+                    // symmetric part is the smaller (negative for a
+                    // negative dilation, which the padding check refuses).
+                    let (left, right) = (total / 2, total - total / 2);
+                    (p[i], odd[i]) = (left.min(right), total % 2);
                 }
                 (p, odd)
             }
@@ -7726,6 +7895,11 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     }
     if padding.iter().any(|&p| p < 0) {
         return Err(oe("other", "negative padding is not supported"));
+    }
+    // check_shape_forward refuses a negative dilation in both runs (the
+    // analysis's backend selection); eager's kernels also refuse zero.
+    if dilation.iter().any(|&d| d < 0) {
+        return Err(oe("other", "dilation should be greater than zero"));
     }
     if it.m.mode == Mode::Eager && dilation.iter().any(|&d| d <= 0) {
         return Err(oe(
@@ -7786,15 +7960,21 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     }
     sizes.push(wt.sizes()[0].clone());
     for i in 0..2 {
-        let h = it.m.sizes.concrete(&xt.sizes()[off + 1 + i], "conv2d")?;
-        let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
-        let o = (h + 2 * padding[i] + odd_same[i] - dilation[i] * (k - 1) - 1)
-            .div_euclid(stride[i].max(1))
-            + 1;
-        if o <= 0 {
+        // meta_conv's `_formula`, on symbolic sizes too:
+        // (h + 2 * padding - dilation * (k - 1) - 1) // stride + 1.
+        let h = &xt.sizes()[off + 1 + i];
+        let k = &wt.sizes()[2 + i];
+        let s = &mut it.m.sizes;
+        let span_k = s.mul(&SymInt::int(dilation[i]), &s.sub(k, &SymInt::int(1))?)?;
+        let padded = s.add(h, &SymInt::int(2 * padding[i] + odd_same[i] - 1))?;
+        let o = s.add(
+            &s.floordiv(&s.sub(&padded, &span_k)?, &SymInt::int(stride[i].max(1)))?,
+            &SymInt::int(1),
+        )?;
+        if s.lt_int(&o, 1) {
             return Err(oe("other", "Calculated output size is too small"));
         }
-        sizes.push(SymInt::int(o));
+        sizes.push(o);
     }
     let fmt = if batched {
         let fx = shape::suggest_memory_format(xt.sizes(), xt.strides(), &mut it.m.sizes);

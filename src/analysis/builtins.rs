@@ -69,13 +69,11 @@ pub fn call_builtin(
             no_kwargs(name, &kw, span)?;
             arity(name, &pos, 1, 1, span)?;
             match &pos[0] {
-                Value::Tensor(t) => {
-                    let t = it.m.t(*t);
-                    match t.sizes().first() {
-                        Some(s) => Ok(Value::Int(s.clone())),
-                        None => Err(err("type", "len() of a 0-d tensor", span)),
-                    }
-                }
+                // Tensor.__len__ reads the sizes Python sees (stale after set_).
+                Value::Tensor(t) => match it.m.python_geometry(*t).sizes().first() {
+                    Some(s) => Ok(Value::Int(s.clone())),
+                    None => Err(err("type", "len() of a 0-d tensor", span)),
+                },
                 Value::Str(s) => Ok(Value::int(s.chars().count() as i64)),
                 other => match other.sequence() {
                     Some(items) => Ok(Value::int(items.len() as i64)),
@@ -552,7 +550,7 @@ pub fn list_method(
                             .map_err(|e| op_error(e, span))?;
                     let j = if i < 0 { i + n as i64 } else { i };
                     if j < 0 || j >= n as i64 {
-                        return Err(err("index", "pop index out of range", span));
+                        return Err(err("index-out-of-range", "pop index out of range", span));
                     }
                     j as usize
                 }

@@ -612,7 +612,7 @@ impl<'a> Interp<'a> {
             Value::Tensor(t) => super::apply::setitem(self, *t, idx, value, span),
             Value::List(items) => {
                 let n = items.borrow().len();
-                let i = self.index_of(idx, n, span)?;
+                let i = self.index_of(idx, n, "list assignment", span)?;
                 items.borrow_mut()[i] = value;
                 Ok(())
             }
@@ -954,8 +954,9 @@ impl<'a> Interp<'a> {
             Value::Tuple(t) => Ok(t.as_ref().clone()),
             Value::List(l) => Ok(l.borrow().clone()),
             Value::Tensor(t) => {
-                if self.m.t(*t).sizes().is_empty() {
-                    // Tensor.__iter__ (torch/_tensor.py).
+                if self.m.python_geometry(*t).sizes().is_empty() {
+                    // Tensor.__iter__ (torch/_tensor.py) reads the rank Python
+                    // sees (stale after set_); unbind runs on the real sizes.
                     return Err(err("other", "iteration over a 0-d tensor", span));
                 }
                 let entry = self.m.inference_mode;
@@ -1381,8 +1382,9 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// A Python index into a sequence of length `n`.
-    fn index_of(&mut self, idx: &Value, n: usize, span: Span) -> R<usize> {
+    /// Python's index `idx` into a sequence of `n` items (`what`: `list`,
+    /// `tuple`, as Python's IndexError names it).
+    fn index_of(&mut self, idx: &Value, n: usize, what: &str, span: Span) -> R<usize> {
         let i = match idx {
             Value::Int(i) => self
                 .m
@@ -1400,9 +1402,11 @@ impl<'a> Interp<'a> {
         };
         let j = if i < 0 { i + n as i64 } else { i };
         if j < 0 || j >= n as i64 {
+            // An IndexError, which the analysis reports as PyTorch's own
+            // out-of-range errors (a torch.Size is a tuple).
             return Err(err(
-                "index",
-                format!("index {i} is out of range for a sequence of length {n}"),
+                "index-out-of-range",
+                format!("{what} index out of range (index {i}, length {n})"),
                 span,
             ));
         }
@@ -1455,7 +1459,12 @@ impl<'a> Interp<'a> {
                         Value::tuple(out)
                     });
                 }
-                let i = self.index_of(idx, items.len(), span)?;
+                let what = if matches!(v, Value::List(_)) {
+                    "list"
+                } else {
+                    "tuple"
+                };
+                let i = self.index_of(idx, items.len(), what, span)?;
                 Ok(items[i].clone())
             }
             other => Err(err(

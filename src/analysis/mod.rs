@@ -487,8 +487,19 @@ fn input_spec(it: &mut Interp, ann: &ast::Expr) -> R<InputSpec> {
             ));
         }
         // A permutation of a contiguous layout: dense and non-overlapping.
-        if !crate::ops::shape::is_non_overlapping_and_dense(&spec.sizes, st, &mut it.m.sizes) {
+        // With symbolic sizes the strides are of the sizes' hints, which
+        // decide the layout; its strides are then symbolic.
+        let hints: Option<Vec<i64>> = spec.sizes.iter().map(|s| it.m.sizes.env.hint(s)).collect();
+        let dense_sizes = hints.as_ref().map_or_else(
+            || spec.sizes.to_vec(),
+            |h| h.iter().map(|&v| SymInt::int(v)).collect(),
+        );
+        if !crate::ops::shape::is_non_overlapping_and_dense(&dense_sizes, st, &mut it.m.sizes) {
             return Err(Diagnostic::error("invalid-shape", "stride= must describe a dense, non-overlapping layout (a permutation of a contiguous one)", ann.span));
+        }
+        if let (Some(h), true) = (&hints, spec.sizes.iter().any(SymInt::is_symbolic)) {
+            let strides = symbolic_strides(&mut it.m.sizes, h, &spec.sizes, st);
+            spec.stride = Some(strides);
         }
     }
     if spec.memory_format == MemoryFormat::ChannelsLast && spec.sizes.len() != 4

@@ -71,7 +71,7 @@ div divide ; mt ; TS self, TS other, * , S? rounding_mode=None ; div ; functiona
 true_divide ; mt ; TS self, TS other ; binary_float ; functional_
 floor_divide ; mt ; TS self, TS other ; binary ; functional_
 remainder ; mt ; TS self, TS other ; binary ; functional_
-fmod ; mt ; TS self, TS other ; binary ; functional_
+fmod ; mt ; T self, TS other ; binary ; functional_
 pow ; mt ; TS self, TS exponent ; binary ; functional_
 maximum ; mt ; T self, T other ; binary ; functional
 minimum ; mt ; T self, T other ; binary ; functional
