@@ -33,6 +33,12 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/dynamic_shapes_1.tp:test_tensor_split__dynamic",
         "range refinement of a floor division guarded equal to 1 not modelled",
     ),
+    // einsum's bmm path on fake tensors leaves a size-1 batch dim with the
+    // next dim's stride ((4, 4, 1) for (1, 2, 4)); eager and tpi give (8, 4, 1).
+    (
+        "pytorch/opinfo_shape_1.tp:test_einsum_s5_rg",
+        "stride of a size-1 dim in einsum's fake path not modelled",
+    ),
     // FakeTensor constants: tpi knows the values of int literals only, so
     // `.item()` of a float constant, and a 0-dim constant used as a size
     // (`__index__`), are refused.
@@ -51,12 +57,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "pytorch/fake_tensor_1.tp:test_const_fake_tensor_in_intlist_repro",
         "0-dim tensors as sizes (__index__) in eager not modelled",
-    ),
-    // The analysis's div.Tensor of an int tensor by a SymInt is int64 (eager
-    // and a static divisor give float32): a FakeTensor inconsistency.
-    (
-        "pytorch/proxy_tensor_2.tp:test_symint_to_tensor_int",
-        "int tensor / SymInt dtype in the analysis not modelled",
     ),
     // CPU autocast's fp32 list casts view_as_complex's input to float32
     // first (a complex copy, not a view); only prod's cast is modelled.

@@ -824,6 +824,32 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
     })
 }
 
+/// Does FakeTensor's fast path for add/sub/mul/div.Tensor (fake_impls'
+/// `make_fast_binary_impl`) take the op: an operand has symbolic sizes,
+/// one operand already has the broadcast shape, and the operands are all
+/// contiguous or all channels-last? (Otherwise it runs the ref.)
+fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> bool {
+    let m = &mut it.m;
+    let symbolic = p.tensors.iter().any(|&t| {
+        let t = &m.tensors[t];
+        t.sizes()
+            .iter()
+            .chain(t.strides().iter())
+            .any(SymInt::is_symbolic)
+    });
+    if !symbolic || !p.tensors.iter().any(|&t| *m.tensors[t].sizes() == p.sizes) {
+        return false;
+    }
+    [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast]
+        .into_iter()
+        .any(|format| {
+            p.tensors.iter().all(|&t| {
+                let g = m.tensors[t].geometry().clone();
+                shape::is_contiguous_as(g.sizes(), g.strides(), format, &mut m.sizes)
+            })
+        })
+}
+
 fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Dims> {
     let m = &mut it.m;
     let operands: smallvec::SmallVec<[IterOperand; 4]> = tensors
@@ -3243,12 +3269,22 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             }
         }
         "to" => {
+            // The overloads' positional forms: to(device, dtype, non_blocking,
+            // copy), to(dtype, non_blocking, copy), to(other, non_blocking, copy).
             let mut dtype = a.dtype("dtype")?;
-            for k in ["a", "b"] {
+            let mut copy = a.bool("copy")?;
+            let mut flags = 0;
+            for k in ["a", "b", "c", "d"] {
                 match a.get(k) {
-                    Value::Dtype(d) => dtype = Some(*d),
-                    Value::Tensor(o) => dtype = Some(it.m.t(*o).dtype),
-                    Value::Str(_) | Value::Device(_) | Value::None => {}
+                    Value::Dtype(d) if flags == 0 => dtype = Some(*d),
+                    Value::Tensor(o) if flags == 0 => dtype = Some(it.m.t(*o).dtype),
+                    Value::Str(_) | Value::Device(_) if flags == 0 => {}
+                    Value::None => {}
+                    // non_blocking, then copy.
+                    Value::Bool(b) if flags < 2 => {
+                        copy |= flags == 1 && *b;
+                        flags += 1;
+                    }
                     other => {
                         return Err(oe(
                             "arguments",
@@ -3257,7 +3293,6 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                     }
                 }
             }
-            let copy = a.bool("copy")?;
             let format = a.memory_format("memory_format")?;
             let own = it.m.t(me).dtype;
             to_copy(it, me, dtype.unwrap_or(own), format, copy, span)
@@ -4389,6 +4424,11 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         // that takes gradients of the new sizes; otherwise its grad_fn keeps
         // expecting the old ones (`Machine::grad_sizes`).
         if it.m.records_grad(&[me], t.dtype) {
+            if it.m.grad_sizes.contains_key(&me) {
+                // Its node's gradient has the sizes before the op, which the
+                // stale grad_fn may refuse (`record_node` checks them).
+                it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
+            }
             it.m.grad_sizes.remove(&me);
         } else if t.view.is_none() && (t.grad_fn.is_some() || it.m.accumulators.contains(&me)) {
             // (A view's node is regenerated from its new sizes: the write
@@ -5699,6 +5739,20 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         // Promotion ignores the boolean condition of `where`.
         let mut p = pointwise(it, &vals, dt)?;
+        if it.m.mode == Mode::Analysis
+            && dt == "float"
+            && matches!(op.name, "div" | "divide" | "true_divide")
+            && p.dtype == DType::F32
+            && fake_fast_binary(it, &p)
+        {
+            // FakeTensor's fast path for div.Tensor promotes as add does
+            // (2.7.1 registers it without INT_TO_FLOAT): integer operands
+            // keep their dtype (tests/oracle/symbolic_int_division.tp).
+            let common = pointwise(it, &vals, "")?.dtype;
+            if !common.is_floating() && !common.is_complex() {
+                p.dtype = common;
+            }
+        }
         if rule == "where" {
             let v2: Vec<&Value> = vals[1..].to_vec();
             p.dtype = pointwise(it, &v2, dt)?.dtype;
@@ -6412,7 +6466,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 fs.push(f);
             }
             let fmt = if fs.iter().all(|f| *f == fs[0]) { fs[0] } else { MemoryFormat::Contiguous };
+            let empty = sizes.iter().any(|s| s.as_int() == Some(0));
             let strides = match inside {
+                // The view of an empty cat is as_strided to contiguous
+                // strides (_reshape_view_helper; eager's stack agrees).
+                Some(_) if empty => shape::format_strides(&sizes, MemoryFormat::Contiguous, &mut it.m.sizes)?,
                 Some(d) => {
                     let mut cat_sizes = metas[0].sizes().clone();
                     cat_sizes[d] = it.m.sizes.mul(&cat_sizes[d], &SymInt::int(ts.len() as i64))?;

@@ -2,6 +2,7 @@
 //! call: `len`, `range`, `zip`, …, grad-mode and autocast switches, and the
 //! methods of lists.
 
+use super::domain::DType;
 use super::interp::{op_error, Interp, R};
 use super::value::{Context, Value, Values};
 use crate::report::Diagnostic;
@@ -440,6 +441,11 @@ pub fn call_builtin(
                 Some(Value::Dtype(d)) => Some(d),
                 _ => None,
             };
+            // CPU autocast runs in bfloat16 or float16 only: with another
+            // dtype, __init__ warns and disables the block.
+            let enabled = enabled
+                && !(device == "cpu"
+                    && dtype.is_some_and(|d| !matches!(d, DType::BF16 | DType::F16)));
             // The dtype is set by __enter__ and restored by __exit__.
             Ok(Value::Context(Box::new(Context::Autocast {
                 device,

@@ -1613,7 +1613,13 @@ impl<'a> Interp<'a> {
         match f {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
-            Value::Op { name, .. } => {
+            Value::Op { name, aten } => {
+                let (mut pos, mut kw) = (pos, kw);
+                if aten {
+                    if let Some(op) = self.table.lookup(&name) {
+                        aten_schema_args(op, &mut pos, &mut kw, span)?;
+                    }
+                }
                 let entry = self.m.inference_mode
                     && self.table.lookup(&name).is_some_and(|op| {
                         super::apply::view_kernel_shares_version(
@@ -2031,6 +2037,59 @@ impl<'a> Interp<'a> {
         }
         Ok(id)
     }
+}
+
+/// `torch.ops.aten.NAME` takes the ATen schema, not torch.nn.functional's
+/// signature that tpi's table gives the op: no `inplace` (the in-place op
+/// is `NAME_`), and elu has `scale` and `input_scale` after `alpha`
+/// (numbers that leave the result's metadata alone: dropped here).
+fn aten_schema_args(
+    op: &OpDef,
+    pos: &mut Values,
+    kw: &mut Vec<(Name, Value)>,
+    span: Span,
+) -> R<()> {
+    let Some(inplace) = op.params.iter().position(|p| p.name == "inplace") else {
+        return Ok(());
+    };
+    if op.name == "elu" {
+        let extra = pos.len().saturating_sub(2);
+        let scales = pos.iter().skip(2).chain(
+            kw.iter()
+                .filter(|(k, _)| matches!(&**k, "scale" | "input_scale"))
+                .map(|(_, v)| v),
+        );
+        for v in scales {
+            if !matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+                return Err(err(
+                    "type",
+                    format!(
+                        "elu(): scale and input_scale must be numbers, not `{}`",
+                        v.type_name()
+                    ),
+                    span,
+                ));
+            }
+        }
+        pos.truncate(pos.len() - extra.min(2));
+        kw.retain(|(k, _)| !matches!(&**k, "scale" | "input_scale"));
+    }
+    let takes = inplace;
+    if pos.len() > takes || kw.iter().any(|(k, _)| &**k == "inplace") {
+        return Err(err(
+            "arguments",
+            format!(
+                "aten::{}() takes at most {takes} positional arguments and no `inplace`",
+                op.name
+            ),
+            span,
+        )
+        .with_help(format!(
+            "the in-place form is `torch.ops.aten.{}_`",
+            op.name
+        )));
+    }
+    Ok(())
 }
 
 /// A parsed `Tensor(...)` annotation.

@@ -52,7 +52,7 @@ tensor_split ; mt ; T self, A indices_or_sections, I dim=0 ; tensor_split ; mult
 reshape ; mt ; T self, L shape ; reshape ; view_or_copy
 reshape_as ; m ; T self, T other ; reshape_as ; view_or_copy
 contiguous ; m ; T self, * , M? memory_format=contiguous_format ; contiguous ; view_or_copy
-to ; m ; T self, A a=None, A b=None, * , D? dtype=None, B non_blocking=False, B copy=False, M? memory_format=None, A device=None ; to ; view_or_copy
+to ; m ; T self, A a=None, A b=None, A c=None, A d=None, * , D? dtype=None, B non_blocking=False, B copy=False, M? memory_format=None, A device=None ; to ; view_or_copy
 type_as ; m ; T self, T other ; type_as ; view_or_copy
 float ; m ; T self, * , M? memory_format=None ; cast_float32 ; view_or_copy
 double ; m ; T self, * , M? memory_format=None ; cast_float64 ; view_or_copy
