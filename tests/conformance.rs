@@ -4,15 +4,15 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
-    // True division of symbolic sizes and float() of one make SymFloats,
-    // which tpi does not model (it refuses them).
+    // True division of symbolic sizes makes SymFloats, which tpi does not
+    // model (it refuses them).
     (
         "pytorch/proxy_tensor_2.tp:test_return_symint",
         "SymFloat (symbolic true division) not modelled",
     ),
     (
-        "pytorch/proxy_tensor_2.tp:test_elementwise_meta_with_sym_numbers_sym_float",
-        "SymFloat (float() of a symbolic size) not modelled",
+        "pytorch/dynamo_functions_1.tp:test_truediv_size__dynamic",
+        "SymFloat (symbolic true division) not modelled",
     ),
     (
         "pytorch/dynamo_misc_pt_1.tp:test_shape_int_inplace_binops__dynamic",

@@ -360,7 +360,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     if op.scalar_params {
         tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
     }
-    argument_checks(op, &a).map_err(|e| op_error(e, span))?;
+    if op.checks_arguments {
+        argument_checks(op, &a).map_err(|e| op_error(e, span))?;
+    }
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
         && op.params.iter().any(|p| p.name == "inplace")
@@ -4864,6 +4866,7 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             (smallvec![n, m], dtype_arg.unwrap_or(DType::F32), None)
         }
         "tensor" => {
+            guard_data_sizes(it, a.get("data"))?;
             let (sizes, inferred) = literal_shape(it, a.get("data"))?;
             (sizes, dtype_arg.unwrap_or(inferred), None)
         }
@@ -5252,6 +5255,21 @@ fn created_values(it: &Interp, op: &OpDef, a: &Args, id: TensorId) -> Option<Vec
 }
 
 /// Shape and dtype of a `torch.tensor(...)` literal.
+/// torch.tensor's data reads each symbolic size as a Python int
+/// (`SymInt.__index__`), which guards it to its hint.
+fn guard_data_sizes(it: &mut Interp, v: &Value) -> OpResult<()> {
+    match v {
+        Value::Int(i) if i.is_symbolic() => it.m.sizes.concrete(i, "torch.tensor").map(|_| ()),
+        Value::Tuple(_) | Value::List(_) => {
+            for item in v.sequence().unwrap_or_default() {
+                guard_data_sizes(it, &item)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 fn literal_shape(it: &Interp, v: &Value) -> OpResult<(Dims, DType)> {
     match v {
         Value::Bool(_) => Ok((smallvec![], DType::Bool)),
@@ -6131,10 +6149,20 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             }
-            // The analysis's decompositions promote mixed dtypes.
-            let dtype = DType::promote(dt1, dt2);
-            let meta = contiguous(it, sizes, dtype)?;
             let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+            // The analysis's decompositions promote mixed dtypes, but mm's
+            // meta makes its result with m1's dtype (`new_empty`): mm, and
+            // matmul's 2-d and folded paths that end in mm.
+            let x = me.unwrap_or(o);
+            let ends_in_mm = rule == "mm"
+                || (rule == "matmul" && d2 == 2 && (d1 == 2 || (d1 >= 3 && matmul_folds(it, t, &ot, x, o))));
+            let dtype = if it.m.mode == Mode::Analysis && ends_in_mm { dt1 } else { DType::promote(dt1, dt2) };
+            if !dtype.can_require_grad() && dt2.can_require_grad() && it.m.records_grad(&[x, o], dt2) {
+                // Autograd then gives a differentiable op an integer output.
+                return Err(oe("other", "isDifferentiableType(variable.scalar_type()) INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/functions/utils.h\":74, please report a bug to PyTorch.")
+                    .help("cast the integer operand to the other's floating dtype first"));
+            }
+            let meta = contiguous(it, sizes, dtype)?;
             if rule == "matmul" && it.m.mode == Mode::Analysis && d1 == 3 && d2 == 3 {
                 // torch._decomp's matmul: 3-d operands whose batch sizes
                 // differ, one of batch 1 that requires grad, go through the

@@ -58,6 +58,14 @@ fn as_bool(v: &Value, what: &str, span: Span) -> R<bool> {
     }
 }
 
+/// A size as a Python int: a symbolic one is guarded to its hint
+/// (`SymInt.__index__`), as PyTorch specialises it.
+fn concrete_size(it: &mut Interp, s: &crate::sym::SymInt, span: Span) -> R<i64> {
+    it.m.sizes
+        .concrete(s, "int()")
+        .map_err(|e| op_error(e, span))
+}
+
 pub fn call_builtin(
     it: &mut Interp,
     name: &str,
@@ -70,9 +78,10 @@ pub fn call_builtin(
             no_kwargs(name, &kw, span)?;
             arity(name, &pos, 1, 1, span)?;
             match &pos[0] {
-                // Tensor.__len__ reads the sizes Python sees (stale after set_).
-                Value::Tensor(t) => match it.m.python_geometry(*t).sizes().first() {
-                    Some(s) => Ok(Value::Int(s.clone())),
+                // Tensor.__len__ reads the sizes Python sees (stale after set_);
+                // len() takes the SymInt's __index__, which guards it.
+                Value::Tensor(t) => match it.m.python_geometry(*t).sizes().first().cloned() {
+                    Some(s) => Ok(Value::int(concrete_size(it, &s, span)?)),
                     None => Err(err("type", "len() of a 0-d tensor", span)),
                 },
                 Value::Str(s) => Ok(Value::int(s.chars().count() as i64)),
@@ -224,7 +233,8 @@ pub fn call_builtin(
                         span,
                     )
                 }),
-                ("int", Value::Int(_)) => Ok(v),
+                // SymInt.__int__ / __index__ guard the size to its hint.
+                ("int", Value::Int(i)) => Ok(Value::int(concrete_size(it, i, span)?)),
                 ("int", Value::Bool(b)) => Ok(Value::int(*b as i64)),
                 ("int", Value::Float(f)) => {
                     if f.is_finite() && f.abs() < 9.2e18 {
@@ -234,14 +244,8 @@ pub fn call_builtin(
                     }
                 }
                 ("float", Value::Float(_)) => Ok(v),
-                ("float", Value::Int(i)) => match i.as_int() {
-                    Some(x) => Ok(Value::Float(x as f64)),
-                    None => Err(err(
-                        "symbolic",
-                        "float() of a symbolic size is not supported",
-                        span,
-                    )),
-                },
+                // A SymInt has no __float__: float() goes through __index__.
+                ("float", Value::Int(i)) => Ok(Value::Float(concrete_size(it, i, span)? as f64)),
                 ("float", Value::Bool(b)) => Ok(Value::Float(*b as i64 as f64)),
                 // Python's float("inf"), float("-inf"), float("nan"), int("3").
                 ("float" | "int", Value::Str(text)) => {

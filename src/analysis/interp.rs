@@ -1227,7 +1227,19 @@ impl<'a> Interp<'a> {
         if let Value::Tensor(_) = v {
             let name = match op {
                 UnaryOp::Neg => "neg",
-                UnaryOp::Pos => return Ok(v),
+                UnaryOp::Pos => {
+                    // Tensor.__pos__ is torch.positive, which refuses bool.
+                    if let Value::Tensor(t) = &v {
+                        if self.m.t(*t).dtype == DType::Bool {
+                            return Err(err(
+                                "other",
+                                "The `+` operator, on a bool tensor is not supported.",
+                                span,
+                            ));
+                        }
+                    }
+                    return Ok(v);
+                }
                 UnaryOp::Invert => {
                     // Tensor.__invert__ (torch/_tensor.py) checks in Python.
                     if let Value::Tensor(t) = &v {
@@ -2049,6 +2061,9 @@ fn aten_schema_args(
     kw: &mut Vec<(Name, Value)>,
     span: Span,
 ) -> R<()> {
+    if op.name == "embedding" {
+        return aten_embedding_args(pos, kw, span);
+    }
     let Some(inplace) = op.params.iter().position(|p| p.name == "inplace") else {
         return Ok(());
     };
@@ -2089,6 +2104,45 @@ fn aten_schema_args(
             op.name
         )));
     }
+    Ok(())
+}
+
+/// `aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1,
+/// bool scale_grad_by_freq=False, bool sparse=False)` bound to
+/// F.embedding's `(input, weight, padding_idx, max_norm, norm_type,
+/// scale_grad_by_freq, sparse)`: the weight comes first, and a negative
+/// padding_idx is none.
+fn aten_embedding_args(pos: &mut Values, kw: &mut Vec<(Name, Value)>, span: Span) -> R<()> {
+    const NAMES: [&str; 5] = [
+        "weight",
+        "input",
+        "padding_idx",
+        "scale_grad_by_freq",
+        "sparse",
+    ];
+    if pos.len() > NAMES.len() {
+        return Err(err(
+            "arguments",
+            "aten::embedding() takes at most 5 positional arguments",
+            span,
+        ));
+    }
+    let mut named: Vec<(Name, Value)> = Vec::new();
+    for (name, v) in NAMES.iter().zip(pos.drain(..)) {
+        named.push((Name::new(name), v));
+    }
+    for (k, v) in kw.drain(..) {
+        let k = if &*k == "indices" {
+            Name::new("input")
+        } else {
+            k
+        };
+        named.push((k, v));
+    }
+    named.retain(|(k, v)| {
+        !(&**k == "padding_idx" && matches!(v, Value::Int(i) if i.as_int().is_some_and(|i| i < 0)))
+    });
+    *kw = named;
     Ok(())
 }
 

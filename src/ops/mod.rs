@@ -88,6 +88,9 @@ pub struct OpDef {
     /// full's fill value): a tensor there is read with `.item()`
     /// (`analysis::apply::tensor_scalars`).
     pub scalar_params: bool,
+    /// The op checks arguments that are not tensors before it runs
+    /// (`analysis::apply::argument_checks`).
+    pub checks_arguments: bool,
 }
 
 impl OpDef {
@@ -242,6 +245,7 @@ impl OpTable {
                     "sum" | "mean" | "prod" | "logsumexp" | "std" | "var"
                 ),
                 scalar_params: false,
+                checks_arguments: matches!(spellings[0], "gelu" | "div" | "divide" | "hardtanh"),
             };
             let scalar_params = def.params.iter().any(|p| def.scalar_param(p));
             let def = OpDef {
