@@ -340,6 +340,24 @@ fn argument_checks(op: &OpDef, a: &Args) -> OpResult<()> {
     Ok(())
 }
 
+/// `x.mT`, or with `conj` `x.mH` / `x.H`: the last two dims transposed,
+/// and for a complex tensor a lazy conjugate (the conj bit, which
+/// `view_as_real` refuses; `Machine::conj`).
+fn conjugate_transpose(it: &mut Interp, t: TensorId, conj: bool, span: Span) -> R<Value> {
+    let v = it.call_op(
+        "transpose",
+        smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
+        Vec::new(),
+        span,
+    )?;
+    if let (true, Value::Tensor(id)) = (conj, &v) {
+        if it.m.t(*id).dtype.is_complex() {
+            it.m.conj.insert(*id);
+        }
+    }
+    Ok(v)
+}
+
 /// Does the Python binding wrap a number argument of `a` into a tensor
 /// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
 /// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
@@ -1035,12 +1053,7 @@ pub fn tensor_attr(
                     span,
                 ));
             }
-            return it.call_op(
-                "transpose",
-                smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
-                Vec::new(),
-                span,
-            );
+            return conjugate_transpose(it, t, attr == "mH", span);
         }
         "H" => {
             if ndim == 0 {
@@ -1053,12 +1066,7 @@ pub fn tensor_attr(
                     span,
                 ));
             }
-            return it.call_op(
-                "transpose",
-                smallvec::smallvec![Value::Tensor(t), Value::int(-2), Value::int(-1)],
-                Vec::new(),
-                span,
-            );
+            return conjugate_transpose(it, t, true, span);
         }
         "real" | "imag" => {
             return it.call_op(
@@ -1746,6 +1754,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     "other",
                     "view_as_real is only supported for complex tensors",
                 ));
+            }
+            if !it.m.conj.is_empty() && it.m.conj.contains(&a.tensor("self")?) {
+                return Err(oe("other", "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you can view it as real, use self.resolve_conj()")
+                    .help("make the conjugate real first: `x.H.contiguous()`"));
             }
             meta = view_as_real_meta(it, &t)?;
         }

@@ -108,6 +108,9 @@ pub struct Machine {
     /// functionalization keeps them aliased (`_unsafe_view_functionalize`),
     /// so a `resize_as_` of the result goes back through a view inverse.
     pub unsafe_view_sources: rustc_hash::FxHashMap<TensorId, Dims>,
+    /// Complex tensors with the lazy conjugate bit (`.H`, `.mH`) and their
+    /// views: view_as_real refuses them.
+    pub conj: rustc_hash::FxHashSet<TensorId>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -169,6 +172,7 @@ impl Machine {
             grown_by_resize: Default::default(),
             unfold_windows: Default::default(),
             unsafe_view_sources: Default::default(),
+            conj: Default::default(),
             bound_tensors: Vec::new(),
         }
     }
@@ -636,6 +640,7 @@ impl Machine {
                 metadata_mutated: t.metadata_mutated,
             }
         };
+        let conj = !self.conj.is_empty() && self.conj.contains(&base);
         if self.mode == Mode::Analysis && self.grown_by_resize.contains(&base) {
             return Err(OpError::new(
                 "other",
@@ -760,6 +765,9 @@ impl Machine {
         self.provenance.view(id, base);
         if b.metadata_mutated {
             self.made_after_metadata_change.insert(id);
+        }
+        if conj {
+            self.conj.insert(id);
         }
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
