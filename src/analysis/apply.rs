@@ -5769,10 +5769,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         // Promotion ignores the boolean condition of `where`.
         let mut p = pointwise(it, &vals, dt)?;
-        if it.m.mode == Mode::Analysis
+        if p.dtype == DType::F32
+            && it.m.mode == Mode::Analysis
+            && p.tensors.iter().all(|&t| it.m.t(t).dtype.is_integral())
             && dt == "float"
             && matches!(op.name, "div" | "divide" | "true_divide")
-            && p.dtype == DType::F32
             && fake_fast_binary(it, &p)
         {
             // FakeTensor's fast path for div.Tensor promotes as add does
@@ -6166,9 +6167,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // meta makes its result with m1's dtype (`new_empty`): mm, and
             // matmul's 2-d and folded paths that end in mm.
             let x = me.unwrap_or(o);
-            let ends_in_mm = rule == "mm"
-                || (rule == "matmul" && d2 == 2 && (d1 == 2 || (d1 >= 3 && matmul_folds(it, t, &ot, x, o))));
-            let dtype = if it.m.mode == Mode::Analysis && ends_in_mm { dt1 } else { DType::promote(dt1, dt2) };
+            let analysis_mixed = dt1 != dt2 && it.m.mode == Mode::Analysis;
+            let ends_in_mm = analysis_mixed
+                && (rule == "mm"
+                    || (rule == "matmul" && d2 == 2 && (d1 == 2 || (d1 >= 3 && matmul_folds(it, t, &ot, x, o)))));
+            let dtype = if ends_in_mm {
+                dt1
+            } else {
+                DType::promote(dt1, dt2)
+            };
             if !dtype.can_require_grad() && dt2.can_require_grad() && it.m.records_grad(&[x, o], dt2) {
                 // Autograd then gives a differentiable op an integer output.
                 return Err(oe("other", "isDifferentiableType(variable.scalar_type()) INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/functions/utils.h\":74, please report a bug to PyTorch.")

@@ -28,11 +28,11 @@ impl OpName {
         thread_local! {
             /// The names last given, one place per address: a run makes
             /// few distinct op names, each many times.
-            static RECENT: [std::cell::Cell<Option<OpName>>; 64] =
-                const { [const { std::cell::Cell::new(None) }; 64] };
+            static RECENT: [std::cell::Cell<Option<OpName>>; 256] =
+                const { [const { std::cell::Cell::new(None) }; 256] };
         }
         let key = (name.as_ptr() as usize, name.len());
-        let place = (key.0 >> 3 ^ key.1) % 64;
+        let place = (key.0 >> 3 ^ key.1) % 256;
         let recent = RECENT.with(|recent| recent[place].get());
         if let Some(recent) = recent.filter(|r| (r.0.as_ptr() as usize, r.0.len()) == key) {
             return recent;

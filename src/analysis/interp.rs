@@ -1617,8 +1617,8 @@ impl<'a> Interp<'a> {
     pub fn call(
         &mut self,
         f: Value,
-        pos: Values,
-        kw: Vec<(Name, Value)>,
+        mut pos: Values,
+        mut kw: Vec<(Name, Value)>,
         span: Span,
         func_span: Span,
     ) -> R<Value> {
@@ -1626,7 +1626,6 @@ impl<'a> Interp<'a> {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
             Value::Op { name, aten } => {
-                let (mut pos, mut kw) = (pos, kw);
                 if aten {
                     if let Some(op) = self.table.lookup(&name) {
                         aten_schema_args(op, &mut pos, &mut kw, span)?;
