@@ -1685,7 +1685,9 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "unfold" => {
             let d = shape::wrap_dim(a.int(it, "dimension")?, nd)?;
-            let size = a.sym("size")?;
+            // `int size` in the schema (not SymInt): a symbolic value is
+            // guarded to its hint.
+            let size = SymInt::int(a.int(it, "size")?);
             let step = a.int(it, "step")?;
             if step <= 0 {
                 return Err(oe("other", format!("step is {step} but must be > 0")));
@@ -3540,17 +3542,17 @@ fn resizes_self(op: &OpDef, a: &Args) -> bool {
 fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
     match op {
         "copy_" => true,
-        // Unary in-place ops keep their TensorIterator meta under the analysis.
+        // Unary in-place ops keep their TensorIterator meta under the
+        // analysis; the ops whose meta is torch._refs' `_make_inplace` end in
+        // a copy_ into self, whose meta refuses internal overlap, as does
+        // the copy_ back of `<<=` and `>>=`.
         _ if it.m.mode == Mode::Analysis => {
             (matches!(
                 a.op.rule,
                 "unary" | "unary_float" | "unary_bool" | "unary_int"
             ) && a.op.name.trim_end_matches('_') != "relu")
-                || a.op.name == "pow_"
-                || (a.op.rule == "clamp"
-                    && !["min", "max"]
-                        .iter()
-                        .any(|k| matches!(a.get(k), Value::Tensor(_))))
+                || resizes_self(a.op, a)
+                || matches!(op, "__ilshift__" | "__irshift__")
         }
         "fill_" => it.m.mode == Mode::Eager && matches!(a.get("value"), Value::Tensor(_)),
         "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_"
@@ -3623,7 +3625,7 @@ fn index_op_overlaps(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRes
 /// `self`'s: eager's TensorIterator says `dtype-cast`; in the analysis only
 /// `add_`/`sub_` keep that check, `mul_`/`div_`/`addc*_` decompose into a
 /// casting copy, and the other decompositions fail with their own message.
-fn cast_error(it: &Interp, op: &str, from: DType, to: DType) -> Option<OpError> {
+fn cast_error(it: &Interp, op: &str, a: &Args, from: DType, to: DType) -> Option<OpError> {
     let cast = || {
         OpError::new(
             "dtype-cast",
@@ -3647,6 +3649,12 @@ fn cast_error(it: &Interp, op: &str, from: DType, to: DType) -> Option<OpError> 
             let bool_from_other = to == DType::Bool && from != DType::Bool;
             (int_from_float || bool_from_other).then(cast)
         }
+        // (div_ with a rounding mode is torch._refs' `_make_inplace`: its
+        // out wrapper's safe-cast check refuses, as for the ops below.)
+        "div" | "divide" if !matches!(a.get("rounding_mode"), Value::None) => Some(OpError::new(
+            "other",
+            format!("Attempting to cast from torch.{} to out tensor with dtype torch.{}, but this can't be cast because it is not safe!", from.name(), to.name()),
+        )),
         "mul" | "multiply" | "div" | "divide" | "true_divide" | "addcmul" | "addcdiv" => None,
         _ => Some(OpError::new(
             "other",
@@ -3715,6 +3723,19 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             }
         }
     }
+    // Eager's TensorIterator checks that the common dtype can be cast to
+    // `self` before the bitwise and shift kernels look at it.
+    if it.m.mode == Mode::Eager && op.rule == "binary_int" {
+        let vals = [a.get(self_name), a.get("other")];
+        let common = pointwise(it, &vals, "int")
+            .map_err(|e| op_error(e, span))?
+            .dtype;
+        if !DType::can_cast(common, t.dtype) {
+            if let Some(e) = cast_error(it, op.name, &a, common, t.dtype) {
+                return Err(op_error(e, span));
+            }
+        }
+    }
     // The result the op would compute, which must fit into `self`.
     let InplaceResult {
         sizes,
@@ -3723,7 +3744,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     } = inplace_result(it, op, &a, span).map_err(|e| op_error(e, span))?;
     let cast = dtype
         .filter(|d| !DType::can_cast(*d, t.dtype))
-        .and_then(|d| cast_error(it, op.name, d, t.dtype));
+        .and_then(|d| cast_error(it, op.name, &a, d, t.dtype));
     // The analysis's decompositions check the cast before broadcasting;
     // eager's TensorIterator the other way round.
     if it.m.mode == Mode::Analysis {

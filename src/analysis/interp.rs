@@ -741,6 +741,9 @@ impl<'a> Interp<'a> {
                 }
                 let v = match method {
                     Some((t, op, spelling)) => {
+                        if op.checks_arguments {
+                            binding_index_list(op.name, pos.first(), &kw, e.span)?;
+                        }
                         let entry = self.m.inference_mode
                             && super::apply::view_kernel_shares_version(op, spelling, &pos);
                         self.dispatched_view(entry, |it| {
@@ -1630,6 +1633,8 @@ impl<'a> Interp<'a> {
                     if let Some(op) = self.table.lookup(&name) {
                         aten_schema_args(op, &mut pos, &mut kw, span)?;
                     }
+                } else {
+                    binding_index_list(&name, pos.get(1), &kw, span)?;
                 }
                 let entry = self.m.inference_mode
                     && self.table.lookup(&name).is_some_and(|op| {
@@ -1643,6 +1648,7 @@ impl<'a> Interp<'a> {
             }
             Value::Method(method) => match &method.receiver {
                 Value::Tensor(t) => {
+                    binding_index_list(&method.name, pos.first(), &kw, span)?;
                     let entry = self.m.inference_mode
                         && self.table.lookup(&method.name).is_some_and(|op| {
                             super::apply::view_kernel_shares_version(op, &method.name, &pos)
@@ -2047,6 +2053,31 @@ impl<'a> Interp<'a> {
             }
         }
         Ok(id)
+    }
+}
+
+/// `torch.index_put(_)` and `Tensor.index_put(_)`: the Python binding parses
+/// `Tensor?[] indices` as a plain tensor list, which takes no None
+/// (`torch.ops.aten.index_put_` and indexing, `x[..., i] = v`, do).
+fn binding_index_list(
+    name: &str,
+    positional: Option<&Value>,
+    kw: &[(Name, Value)],
+    span: Span,
+) -> R<()> {
+    if !matches!(name, "index_put" | "index_put_") {
+        return Ok(());
+    }
+    let indices = positional.or_else(|| kw.iter().find(|(k, _)| &**k == "indices").map(|(_, v)| v));
+    let items = indices.and_then(Value::sequence).unwrap_or_default();
+    match items.iter().position(|v| matches!(v, Value::None)) {
+        Some(i) => Err(err(
+            "other",
+            format!("expected Tensor as element {i} in argument 0, but got NoneType"),
+            span,
+        )
+        .with_help("index with the subscript instead: `x[i, :] = v`")),
+        None => Ok(()),
     }
 }
 

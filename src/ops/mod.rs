@@ -89,7 +89,8 @@ pub struct OpDef {
     /// (`analysis::apply::tensor_scalars`).
     pub scalar_params: bool,
     /// The op checks arguments that are not tensors before it runs
-    /// (`analysis::apply::argument_checks`).
+    /// (`analysis::apply::argument_checks`; index_put's list in the
+    /// binding, `analysis::interp::binding_index_list`).
     pub checks_arguments: bool,
 }
 
@@ -245,7 +246,10 @@ impl OpTable {
                     "sum" | "mean" | "prod" | "logsumexp" | "std" | "var"
                 ),
                 scalar_params: false,
-                checks_arguments: matches!(spellings[0], "gelu" | "div" | "divide" | "hardtanh"),
+                checks_arguments: matches!(
+                    spellings[0],
+                    "gelu" | "div" | "divide" | "hardtanh" | "index_put" | "index_put_"
+                ),
             };
             let scalar_params = def.params.iter().any(|p| def.scalar_param(p));
             let def = OpDef {
