@@ -358,6 +358,32 @@ fn conjugate_transpose(it: &mut Interp, t: TensorId, conj: bool, span: Span) -> 
     Ok(v)
 }
 
+/// ScatterBackward's gradient for `src` is `grad.gather(dim, index)`, of
+/// the index's shape: eager's engine (validate_outputs) refuses it unless
+/// src's shape expands to it (`Machine::bad_grads`, edge 1 of the node).
+fn scatter_src_grad(it: &mut Interp, op: &OpDef, a: &Args, node: super::domain::NodeId) {
+    if it.m.mode != Mode::Eager || op.rule != "scatter" {
+        return;
+    }
+    let (Value::Tensor(src), Value::Tensor(index)) = (a.get("src"), a.get("index")) else {
+        return;
+    };
+    if !it.m.requires_grad(*src) {
+        return;
+    }
+    let expected = it.m.t(*src).sizes().clone();
+    let got = it.m.t(*index).sizes().clone();
+    let expandable = expected.len() <= got.len()
+        && expected
+            .iter()
+            .rev()
+            .zip(got.iter().rev())
+            .all(|(e, g)| e == g || e.as_int() == Some(1));
+    if !expandable {
+        it.m.bad_grads.entry(node).or_insert((1, got, expected));
+    }
+}
+
 /// Does the Python binding wrap a number argument of `a` into a tensor
 /// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
 /// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
@@ -463,8 +489,12 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                 outs.push(it.m.fresh(m, span, op.name));
             }
             let named = named_inputs(&a);
-            it.m.record_history(saved_variant(&a), false, &named, &outs, span)
-                .map_err(|e| op_error(e, span))?;
+            let node =
+                it.m.record_history(saved_variant(&a), false, &named, &outs, span)
+                    .map_err(|e| op_error(e, span))?;
+            if let Some(node) = node {
+                scatter_src_grad(it, op, &a, node);
+            }
             mark_reduce_not_differentiable(it, &a, outs[0]);
             // Integer outputs (indices) never require grad: detach them from the node.
             for &o in &outs {
@@ -3828,6 +3858,11 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let name = OpTable::get().inplace_name(op.name);
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
+    if op.rule == "scatter" {
+        if let Some(node) = it.m.t(me).grad_fn {
+            scatter_src_grad(it, op, &a, node);
+        }
+    }
     mark_reduce_not_differentiable(it, &a, me);
     mark_negative_slope(it, &a, me);
     if it.m.mode == Mode::Analysis {

@@ -224,7 +224,11 @@ fn invalid_gradient(
         ),
         span,
     )
-    .with_help("an in-place metadata op (unsqueeze_, t_, ...) under no_grad or inference_mode changed the tensor's sizes behind autograd: do it out of place, or with grad mode on")
+    .with_help(if name.starts_with("Scatter") {
+        "scatter's gradient for src has the index's shape: give src the index's shape (slice it)"
+    } else {
+        "an in-place metadata op (unsqueeze_, t_, ...) under no_grad or inference_mode changed the tensor's sizes behind autograd: do it out of place, or with grad mode on"
+    })
 }
 
 /// The error of unpacking a tensor node `n` saved that was modified in
