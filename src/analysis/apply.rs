@@ -373,13 +373,7 @@ fn scatter_src_grad(it: &mut Interp, op: &OpDef, a: &Args, node: super::domain::
     }
     let expected = it.m.t(*src).sizes().clone();
     let got = it.m.t(*index).sizes().clone();
-    let expandable = expected.len() <= got.len()
-        && expected
-            .iter()
-            .rev()
-            .zip(got.iter().rev())
-            .all(|(e, g)| e == g || e.as_int() == Some(1));
-    if !expandable {
+    if !shape::is_expandable_to(&expected, &got) {
         it.m.bad_grads.entry(node).or_insert((1, got, expected));
     }
 }
@@ -3858,10 +3852,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let name = OpTable::get().inplace_name(op.name);
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
-    if op.rule == "scatter" {
-        if let Some(node) = it.m.t(me).grad_fn {
-            scatter_src_grad(it, op, &a, node);
-        }
+    if let Some(node) = it.m.t(me).grad_fn {
+        scatter_src_grad(it, op, &a, node);
     }
     mark_reduce_not_differentiable(it, &a, me);
     mark_negative_slope(it, &a, me);

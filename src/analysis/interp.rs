@@ -1629,15 +1629,16 @@ impl<'a> Interp<'a> {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
             Value::Op { name, aten } => {
-                if aten {
-                    if let Some(op) = self.table.lookup(&name) {
+                let op = self.table.lookup(&name);
+                if let Some(op) = op {
+                    if aten {
                         aten_schema_args(op, &mut pos, &mut kw, span)?;
+                    } else if op.checks_arguments {
+                        binding_index_list(&name, pos.get(1), &kw, span)?;
                     }
-                } else {
-                    binding_index_list(&name, pos.get(1), &kw, span)?;
                 }
                 let entry = self.m.inference_mode
-                    && self.table.lookup(&name).is_some_and(|op| {
+                    && op.is_some_and(|op| {
                         super::apply::view_kernel_shares_version(
                             op,
                             &name,

@@ -806,13 +806,7 @@ impl Machine {
     pub fn refused_grad(&self, t: TensorId) -> Option<(Dims, Dims)> {
         let expected = self.grad_sizes.get(&t)?;
         let got = self.tensors[t].sizes();
-        let expandable = expected.len() <= got.len()
-            && expected
-                .iter()
-                .rev()
-                .zip(got.iter().rev())
-                .all(|(e, g)| e == g || e.as_int() == Some(1));
-        (!expandable).then(|| (got.clone(), expected.clone()))
+        (!shape::is_expandable_to(expected, got)).then(|| (got.clone(), expected.clone()))
     }
 
     /// Is `id` an autograd leaf for the in-place checks? In the analysis the

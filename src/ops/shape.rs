@@ -285,6 +285,18 @@ pub fn strides_from_perm(sizes: &[SymInt], perm: &[usize], s: &mut Sizes) -> OpR
     Ok(strides)
 }
 
+/// c10's `is_expandable_to`: `sizes` broadcast to `target` (each trailing
+/// dim equal, or 1), as autograd's engine accepts a gradient of `target`'s
+/// sizes for an input of `sizes` (validate_outputs).
+pub fn is_expandable_to(sizes: &[SymInt], target: &[SymInt]) -> bool {
+    sizes.len() <= target.len()
+        && sizes
+            .iter()
+            .rev()
+            .zip(target.iter().rev())
+            .all(|(e, g)| e == g || e.as_int() == Some(1))
+}
+
 /// c10's `compute_contiguous` (size-1 dims may have any stride).
 pub fn is_contiguous(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> bool {
     if sizes.iter().any(|d| d.as_int() == Some(0)) {
