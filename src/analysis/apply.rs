@@ -5958,12 +5958,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             masked_fill_value(it, t.dtype, a.get("value"))?;
             let ms = it.m.t(mask).sizes().clone();
             let sizes = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
-            let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
-            let meta = if sizes == *t.sizes() {
-                Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }
-            } else {
-                contiguous(it, sizes, t.dtype)?
-            };
+            // Eager clones the expanded self with MemoryFormat::Contiguous;
+            // the analysis runs torch._refs.masked_fill,
+            // `where(mask, value, self).contiguous()`, which keeps where's
+            // strides when they count as contiguous (size-1 dims).
+            let mut meta = contiguous(it, sizes, t.dtype)?;
+            if it.m.mode == Mode::Analysis {
+                let strides = iter_strides(it, &meta.sizes, &[mask, me.unwrap_or(mask)])?;
+                if shape::is_contiguous(&meta.sizes, &strides, &mut it.m.sizes) {
+                    meta.strides = strides;
+                }
+            }
             Ok((vec![meta], None))
         }
         "sum" | "mean" | "amax" | "all" | "norm" => {
@@ -6725,7 +6730,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 ("index_copy", Value::Tensor(s)) => promoted_operand(autocast_promote(it, &[me.unwrap_or(*s), *s])?, t.dtype),
                 _ => t.dtype,
             };
-            let strides = shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?;
+            // index_fill and index_put clone self (MemoryFormat::Preserve);
+            // scatter, scatter_add, index_add and index_copy are structured
+            // kernels (and metas: `self.new_empty(self.shape)`) whose
+            // output gets no strides, so it is contiguous.
+            let strides = if matches!(rule, "index_fill" | "index_put") {
+                shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
+            } else {
+                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
+            };
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "data_dependent" if it.m.mode == Mode::Eager => {
