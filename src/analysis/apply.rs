@@ -2387,6 +2387,22 @@ fn check_literal_index_bounds(
 }
 
 pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
+    // Tensor.__getitem__ reads an integer index as a Python int
+    // (THPUtils_unpackLong), which guards a symbolic one to its hint:
+    // `x[n - 1]` makes n static. __setitem__'s select keeps it symbolic.
+    let ints = match idx {
+        Value::Tuple(items) => items.iter().collect(),
+        v => vec![v],
+    };
+    for v in ints {
+        if let Value::Int(i) = v {
+            if i.is_symbolic() {
+                it.m.sizes
+                    .concrete(i, "an index")
+                    .map_err(|e| op_error(e, span))?;
+            }
+        }
+    }
     let items = parse_index(it, idx, span)?;
     let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
     let (cur, mut advanced) = apply_slicing(it, t, &items, span, single)?;
@@ -2973,6 +2989,19 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         return Err(oe(
                             "split",
                             format!("split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {d}), but got split_sizes={}", show(&parts)),
+                        ));
+                    }
+                    if parts.iter().any(|p| it.m.sizes.lt_int(p, 0)) {
+                        let msg =
+                            "split_with_sizes expects split_sizes have only non-negative entries";
+                        return Err(oe(
+                            "other",
+                            match it.m.mode {
+                                Mode::Analysis => msg.to_string(),
+                                Mode::Eager => {
+                                    format!("{msg}, but got split_sizes={}", show(&parts))
+                                }
+                            },
                         ));
                     }
                     parts
@@ -4872,13 +4901,17 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             )?;
             (smallvec![n], dtype_arg.unwrap_or(DType::I64), None)
         }
-        "arange" => {
+        "arange" => 'arange: {
             let vals: Vec<&Value> = ["start", "end", "step"]
                 .iter()
                 .map(|k| a.get(k))
                 .filter(|v| !matches!(v, Value::None))
                 .collect();
             let any_float = vals.iter().any(|v| matches!(v, Value::Float(_)));
+            let d = dtype_arg.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
+            if let Some(n) = float_arange_length(it, &vals)? {
+                break 'arange (smallvec![n], d, None);
+            }
             let nums: Vec<f64> = vals
                 .iter()
                 .map(|v| match v {
@@ -4909,11 +4942,14 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             if !(0.0..=1e15).contains(&n) {
                 return Err(oe("other", "arange: too many elements"));
             }
-            let d = dtype_arg.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
             (smallvec![SymInt::int(n as i64)], d, None)
         }
         "linspace" => (
-            smallvec![a.sym("steps")?],
+            // `int steps` (not SymInt): a size passed as steps is read as
+            // a Python int, which guards it to its hint.
+            smallvec![SymInt::int(
+                it.m.sizes.concrete(&a.sym("steps")?, "linspace's steps")?
+            )],
             dtype_arg.unwrap_or(DType::F32),
             None,
         ),
@@ -5312,6 +5348,81 @@ fn created_values(it: &Interp, op: &OpDef, a: &Args, id: TensorId) -> Option<Vec
         }
         _ => None,
     }
+}
+
+/// The length of an arange with float bounds and a symbolic int bound
+/// (`arange(0.5, n, 2.0)`): torch._refs.arange's `ceil((end - start) /
+/// step)` on SymFloats, kept symbolic. Floats are dyadic fractions, so with
+/// a common power-of-two denominator D the length is the integer
+/// `ceil((E - S) / T)` of E = end*D, S = start*D, T = step*D. None when no
+/// bound is symbolic, or the step is (the caller guards those to hints).
+fn float_arange_length(it: &mut Interp, vals: &[&Value]) -> OpResult<Option<SymInt>> {
+    let symbolic = vals
+        .iter()
+        .any(|v| matches!(v, Value::Int(i) if i.is_symbolic()));
+    if !symbolic
+        || !vals.iter().any(|v| matches!(v, Value::Float(_)))
+        || vals.len() == 3 && !matches!(vals[2], Value::Float(_) | Value::Int(_))
+    {
+        return Ok(None);
+    }
+    if let Some(Value::Int(step)) = vals.get(2) {
+        if step.is_symbolic() {
+            return Ok(None);
+        }
+    }
+    // Each float as (numerator, log2 of its denominator), exactly.
+    fn dyadic(f: f64) -> Option<(i64, u32)> {
+        (0..=20u32).find_map(|k| {
+            let x = f * f64::from(1u32 << k);
+            (x.fract() == 0.0 && x.abs() < 1e12).then_some((x as i64, k))
+        })
+    }
+    let mut k = 0;
+    for v in vals {
+        if let Value::Float(f) = v {
+            match dyadic(*f) {
+                Some((_, kf)) => k = k.max(kf),
+                None => return Ok(None),
+            }
+        }
+    }
+    let scale = 1i64 << k;
+    let mut scaled = Vec::with_capacity(3);
+    for v in vals {
+        scaled.push(match v {
+            Value::Float(f) => SymInt::int((*f * scale as f64) as i64),
+            Value::Int(i) => it.m.sizes.mul(i, &SymInt::int(scale))?,
+            Value::Bool(b) => SymInt::int(i64::from(*b) * scale),
+            _ => return Ok(None),
+        });
+    }
+    let (start, end, step) = match scaled.len() {
+        1 => (SymInt::int(0), scaled[0].clone(), scale),
+        2 => (scaled[0].clone(), scaled[1].clone(), scale),
+        _ => (
+            scaled[0].clone(),
+            scaled[1].clone(),
+            scaled[2].as_int().unwrap_or(0),
+        ),
+    };
+    if step == 0 {
+        return Err(oe("other", "step must be nonzero"));
+    }
+    let span_len = if step > 0 {
+        it.m.sizes.sub(&end, &start)?
+    } else {
+        it.m.sizes.sub(&start, &end)?
+    };
+    if it.m.sizes.lt_int(&span_len, 0) {
+        return Err(oe(
+            "other",
+            "upper bound and larger bound inconsistent with step sign",
+        ));
+    }
+    let t = SymInt::int(step.abs());
+    let n = it.m.sizes.add(&span_len, &SymInt::int(step.abs() - 1))?;
+    Ok(Some(it.m.sizes.floordiv(&n, &t)?))
 }
 
 /// Shape and dtype of a `torch.tensor(...)` literal.
