@@ -1549,6 +1549,9 @@ impl<'a> Interp<'a> {
                         return Ok(Value::MemoryFormat(MemoryFormat::ChannelsLast3d))
                     }
                     "preserve_format" => return Ok(Value::MemoryFormat(MemoryFormat::Preserve)),
+                    // The only layout: what `x.layout` gives, and factories'
+                    // `layout=` default.
+                    "strided" => return Ok(Value::Str(Rc::from("strided"))),
                     "nn" => return Ok(Value::Module(Rc::from("torch.nn"))),
                     "ops" => return Ok(Value::Module(Rc::from("torch.ops"))),
                     "autograd" => return Ok(Value::Module(Rc::from("torch.autograd"))),
@@ -1869,6 +1872,39 @@ impl<'a> Interp<'a> {
                     overload_check(op, out, (1u64 << count) - 1, span)?;
                 }
                 return bound;
+            }
+        }
+        if op.name == "split" {
+            // Python wrappers, not the aten schema: torch.split(tensor,
+            // split_size_or_sections, dim) and Tensor.split(self,
+            // split_size, dim).
+            let (first, sizes) = if receiver.is_some() {
+                ("self", "split_size")
+            } else {
+                ("tensor", "split_size_or_sections")
+            };
+            for (k, _) in &mut kw {
+                let name: &str = k;
+                if name == first {
+                    *k = Name::new("self");
+                } else if name == sizes {
+                    *k = Name::new("split_size_or_sections");
+                } else if matches!(
+                    name,
+                    "self" | "split_size_or_sections" | "tensor" | "split_size"
+                ) {
+                    let signature = if receiver.is_some() {
+                        "Tensor.split(split_size, dim=0)"
+                    } else {
+                        "torch.split(tensor, split_size_or_sections, dim=0)"
+                    };
+                    return Err(err(
+                        "arguments",
+                        format!("`split` got an unexpected keyword argument `{name}`"),
+                        span,
+                    )
+                    .with_note(format!("signature: {signature}")));
+                }
             }
         }
         if let Some(receiver) = receiver {

@@ -169,6 +169,15 @@ fn run_paced<'a>(
                     if let Some(duck) = duck.as_mut() {
                         duck.apply(&mut it.m.sizes, &mut spec);
                     }
+                    if mode == Mode::Eager {
+                        // Eager runs real tensors of the hint sizes.
+                        let env = &it.m.sizes.env;
+                        let hint = |s: &SymInt| env.hint(s).map_or_else(|| s.clone(), SymInt::int);
+                        spec.sizes = spec.sizes.iter().map(hint).collect();
+                        if let Some(strides) = &mut spec.stride {
+                            *strides = strides.iter().map(hint).collect();
+                        }
+                    }
                     let id = it.make_input(i, &spec, p.span)?;
                     let t = it.m.tensors[id].clone();
                     params.push(Param::Tensor {
