@@ -4530,6 +4530,9 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 .or_insert_with(|| t.sizes().clone());
         }
     }
+    if it.m.mode == Mode::Analysis && !matches!(op.rule, "resize" | "resize_as") {
+        it.m.viewed_in_place.insert(me);
+    }
     it.m.provenance.metadata(me, t.storage, op.name, span);
     it.m.mutate_metadata(me, meta.sizes, meta.strides, meta.offset);
     Ok(Value::Tensor(me))
@@ -4586,6 +4589,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // longer a changed-metadata view of its old self (its
             // `mutates_metadata` comes from `storage_changed` now).
             t.metadata_mutated = false;
+            it.m.viewed_in_place.remove(&me);
             // set_ propagates requires_grad, but has no derivative.
             let node = match next {
                 Some(next) => it.m.record_node("set_", true, &inputs, &[me], span, next)?,

@@ -102,6 +102,11 @@ pub struct Machine {
     /// lives on the meta device, so a view of it fails
     /// (`FunctionalTensorWrapper::maybe_replace_storage`). Few.
     pub grown_by_resize: rustc_hash::FxHashSet<TensorId>,
+    /// Tensors an in-place view op (`t_`, `unsqueeze_`, `as_strided_`…)
+    /// changed in the analysis: functionalization records it as a view
+    /// meta (`mutate_view_meta`), so the wrapper counts as a view, which a
+    /// growing `resize_()` refuses. Few.
+    pub viewed_in_place: rustc_hash::FxHashSet<TensorId>,
     /// The window size and step of each `unfold` view (analysis only; few).
     pub unfold_windows: rustc_hash::FxHashMap<TensorId, (i64, i64)>,
     /// The tensor each `_unsafe_view` result was made from (analysis only):
@@ -170,6 +175,7 @@ impl Machine {
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
             grown_by_resize: Default::default(),
+            viewed_in_place: Default::default(),
             unfold_windows: Default::default(),
             unsafe_view_sources: Default::default(),
             conj: Default::default(),
@@ -971,10 +977,11 @@ impl Machine {
         }
         let storage = t.storage;
         if self.mode == Mode::Analysis {
-            let is_view = self
-                .view_parents(target)
-                .first()
-                .is_some_and(|&(_, parent)| self.tensors[parent].storage == storage);
+            let is_view = self.viewed_in_place.contains(&target)
+                || self
+                    .view_parents(target)
+                    .first()
+                    .is_some_and(|&(_, parent)| self.tensors[parent].storage == storage);
             // Another wrapper of the storage that Python holds: its view
             // (or base) keeps the storage's use count above one.
             let shared = bound
@@ -989,6 +996,13 @@ impl Machine {
             }
             if !is_view {
                 self.grown_by_resize.insert(target);
+                // maybe_replace_storage gives the wrapper a fresh functional
+                // storage: the writes before it are no data mutation of
+                // the input any more (its generation starts again).
+                let st = &mut self.storages[storage];
+                st.mutations = 0;
+                st.mutations_no_grad = 0;
+                st.mutated_at.clear();
             }
         }
         self.storages[storage].nbytes = Some(SymInt::int(need));
