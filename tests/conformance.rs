@@ -55,12 +55,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/dynamic_shapes_4.tp:test_conv2d_floordiv_padding_strided__dynamic",
         "symbolic conv2d padding not modelled",
     ),
-    // einsum's bmm path on fake tensors leaves a size-1 batch dim with the
-    // next dim's stride ((4, 4, 1) for (1, 2, 4)); eager and tpi give (8, 4, 1).
-    (
-        "pytorch/opinfo_shape_1.tp:test_einsum_s5_rg",
-        "stride of a size-1 dim in einsum's fake path not modelled",
-    ),
     // FakeTensor constants: tpi knows the values of int literals only, so
     // `.item()` of a float constant, and a 0-dim constant used as a size
     // (`__index__`), are refused.

@@ -1579,8 +1579,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     "view size is not compatible with input tensor's size and stride",
                 )
             })?;
-            meta.sizes = sizes;
-            meta.strides = strides;
+            // unflatten is `view` (CompositeImplicitAutograd).
+            (meta.sizes, meta.strides) = view_geometry(it, t.sizes(), t.strides(), sizes, strides)?;
         }
         "narrow" => {
             // narrow_symint (TensorShape.cpp), and narrow.Tensor's start.
@@ -1858,8 +1858,7 @@ fn view_sizes(it: &mut Interp, t: &Tensor, target: &[SymInt], meta: &mut Meta) -
     let sizes = shape::infer_size(target, &numel, &mut it.m.sizes)?;
     match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? {
         Some(strides) => {
-            meta.sizes = shape::ref_view_sizes(t.sizes(), Some(t.strides()), sizes, &mut it.m.sizes)?;
-            meta.strides = strides;
+            (meta.sizes, meta.strides) = view_geometry(it, t.sizes(), t.strides(), sizes, strides)?;
             Ok(())
         }
         None => Err(oe(
@@ -1873,6 +1872,27 @@ fn view_sizes(it: &mut Interp, t: &Tensor, target: &[SymInt], meta: &mut Meta) -
         )
         .help("use .reshape(...) instead, which copies when a view is impossible")),
     }
+}
+
+/// The sizes and strides of a view that `computeStride` found
+/// (`strides`): eager's; the analysis's come from `torch._refs.view`
+/// (`shape::ref_view_geometry`), which differ in size-1 dims.
+fn view_geometry(
+    it: &mut Interp,
+    old_sizes: &[SymInt],
+    old_strides: &[SymInt],
+    sizes: Dims,
+    strides: Dims,
+) -> OpResult<(Dims, Dims)> {
+    if it.m.mode == Mode::Analysis {
+        if let Some(g) = shape::ref_view_geometry(old_sizes, old_strides, &sizes, &mut it.m.sizes)?
+        {
+            return Ok(g);
+        }
+        let sizes = shape::ref_view_sizes(old_sizes, Some(old_strides), sizes, &mut it.m.sizes)?;
+        return Ok((sizes, strides));
+    }
+    Ok((sizes, strides))
 }
 
 /// `view(dtype)` (TensorConversions.cpp's `view_dtype`): the same memory
@@ -3443,6 +3463,22 @@ fn stale_chunk(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>>
 /// reads its sizes before the view ops it calls run on the real ones
 /// (tests/oracle/stale_rank_decompositions.tp).
 fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
+    if op.name == "outer" {
+        // CompositeImplicitAutograd: check_1d reads the wrapper's rank.
+        for name in ["self", "vec2"] {
+            if let Value::Tensor(t) = a.get(name) {
+                if let Some(rank) = it.m.stale_python_sizes(*t).map(|s| s.len()) {
+                    if rank != 1 {
+                        return Err(oe(
+                            "other",
+                            format!("outer: Expected 1-D argument {name}, but got {rank}-D"),
+                        ));
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
     let dim_params: &[&str] = match op.name {
         "movedim" => &["source", "destination"],
         "narrow" | "unflatten" | "tensor_split" => &["dim"],
@@ -3536,8 +3572,7 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
     let geom = decomposition_geometry(m, me);
     match shape::compute_stride(geom.sizes(), geom.strides(), &sizes, &mut m.sizes)? {
         Some(strides) => {
-            let sizes =
-                shape::ref_view_sizes(geom.sizes(), Some(geom.strides()), sizes, &mut m.sizes)?;
+            let (sizes, strides) = view_geometry(it, geom.sizes(), geom.strides(), sizes, strides)?;
             let meta = Meta {
                 sizes,
                 strides,

@@ -507,6 +507,112 @@ pub fn ref_view_sizes(
     Ok(a)
 }
 
+/// The sizes and strides of `view` under PyTorch's analysis, which runs
+/// with the Python dispatcher on: aten.view's Meta kernel is then
+/// `torch._refs.view`, `_reshape_view_helper`, which builds the shape left
+/// to right from `prims.collapse_view` and `prims.split_dim`. Dims of
+/// size above 1 get the strides `computeStride` gives; size-1 dims may
+/// not (`split_dim` gives a new size-1 dim the stride of the dim it splits
+/// times its inner length, and a kept size-1 dim keeps its stride).
+/// `sizes` has its -1 inferred; the caller knows the view exists
+/// (`compute_stride`). None when the helper finds no view.
+pub fn ref_view_geometry(
+    old_sizes: &[SymInt],
+    old_strides: &[SymInt],
+    sizes: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Option<(Dims, Dims)>> {
+    if old_sizes == sizes {
+        return Ok(Some((sizes.into(), old_strides.into())));
+    }
+    let numel = s.prod(old_sizes)?;
+    if s.eq_int(&numel, 0) {
+        let strides = contiguous_strides(sizes, s)?;
+        return Ok(Some((sizes.into(), strides)));
+    }
+    if old_sizes.is_empty() {
+        return Ok(Some((sizes.into(), smallvec![SymInt::int(1); sizes.len()])));
+    }
+    if sizes.is_empty() {
+        return Ok(Some((Dims::new(), Dims::new())));
+    }
+    if is_contiguous(old_sizes, old_strides, s) {
+        // nd_to_1d and 1d_to_2d are `as_strided` calls.
+        if sizes.len() == 1 && old_sizes.len() > 1 {
+            return Ok(Some((smallvec![numel], smallvec![SymInt::int(1)])));
+        }
+        if sizes.len() == 2 && old_sizes.len() == 1 {
+            return Ok(Some((
+                sizes.into(),
+                smallvec![sizes[1].clone(), SymInt::int(1)],
+            )));
+        }
+    }
+    let mut a: Dims = old_sizes.into();
+    let mut st: Dims = old_strides.into();
+    let mut idx = 0;
+    for length in sizes {
+        if idx >= a.len() {
+            // A tail unsqueeze: split_dim(last, size) adds a 1 with the
+            // last dim's stride.
+            let last = st[st.len() - 1].clone();
+            a.push(SymInt::int(1));
+            st.push(last);
+            idx += 1;
+            continue;
+        }
+        if s.eq(length, &a[idx]) {
+            idx += 1;
+            continue;
+        }
+        let mut accum = a[idx].clone();
+        let mut end = idx;
+        // By the hints, as in `ref_view_sizes`.
+        while end + 1 < a.len() && s.env.hint(&accum.modulo(length)?).is_some_and(|r| r != 0) {
+            end += 1;
+            accum = s.mul(&accum, &a[end])?;
+        }
+        if end != idx {
+            // _collapse_view_helper(a, idx, end).
+            let mut stride = st[end].clone();
+            for k in (idx..end).rev() {
+                if s.eq_int(&a[k], 1) {
+                    continue;
+                }
+                if !s.lt(&stride, &st[k]) {
+                    stride = st[k].clone();
+                }
+                let next = s.mul(&st[k + 1], &a[k + 1])?;
+                if !s.eq_int(&a[k + 1], 1) && !s.eq(&st[k], &next) {
+                    return Ok(None);
+                }
+            }
+            a.drain(idx + 1..=end);
+            st.drain(idx + 1..=end);
+            a[idx] = accum.clone();
+            st[idx] = stride;
+        }
+        if !s.eq(&accum, length) {
+            // split_dim(a, idx, length): (length, inner) with strides
+            // (stride * inner, stride).
+            let inner = s.floordiv(&accum, length)?;
+            let stride = st[idx].clone();
+            a[idx] = length.clone();
+            st[idx] = s.mul(&stride, &inner)?;
+            a.insert(idx + 1, inner);
+            st.insert(idx + 1, stride);
+        }
+        idx += 1;
+    }
+    // The tail squeezes.
+    a.truncate(idx);
+    st.truncate(idx);
+    if a.len() != sizes.len() {
+        return Ok(None);
+    }
+    Ok(Some((a, st)))
+}
+
 /// c10's `computeStride`: the strides of a view of (`old_sizes`, `old_strides`)
 /// with `new_sizes`, or None when no view can express it.
 pub fn compute_stride(
