@@ -4436,15 +4436,18 @@ fn functional_strides(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRe
 fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
-    // resize_'s own kernel refuses before autograd's in-place checks.
-    if matches!(op.rule, "resize" | "resize_as") && it.m.requires_grad(me) && it.m.grad_enabled {
+    // resize_'s Autograd kernel (VariableTypeManual.cpp) refuses before
+    // autograd's in-place checks, in any grad mode; inference_mode skips
+    // the Autograd key.
+    if matches!(op.rule, "resize" | "resize_as") && it.m.requires_grad(me) && !it.m.inference_mode {
         return Err(oe("other", "cannot resize variables that require grad"));
     }
     it.m.check_inplace(me, &[])?;
     let mut grown = false;
+    let mut relaid = false;
     let meta = match op.rule {
         "resize" | "resize_as" => {
-            if it.m.requires_grad(me) && it.m.grad_enabled {
+            if it.m.requires_grad(me) && !it.m.inference_mode {
                 return Err(oe("other", "cannot resize variables that require grad"));
             }
             let template = if op.rule == "resize_as" {
@@ -4491,18 +4494,24 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 }
                 (f, _) => f,
             };
+            if op.rule == "resize_as" && it.m.mode == Mode::Analysis {
+                resize_as_view_inverse(it, me, &sizes)?;
+            }
+            grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+            // resize__functionalization runs a resize_ that fits the storage
+            // as the view `as_strided(size, contiguous_strides(size))`: the
+            // same sizes lose a non-contiguous layout there.
+            let keeps = it.m.mode == Mode::Eager || grown || op.rule == "resize_as";
+            let same = it.m.sizes.eq_dims(&sizes, t.sizes());
+            relaid = !keeps && same && fmt.is_none();
             let strides = match fmt {
-                None if it.m.sizes.eq_dims(&sizes, t.sizes()) => t.strides().clone(),
+                None if keeps && same => t.strides().clone(),
                 f => shape::format_strides(
                     &sizes,
                     f.unwrap_or(MemoryFormat::Contiguous),
                     &mut it.m.sizes,
                 )?,
             };
-            if op.rule == "resize_as" && it.m.mode == Mode::Analysis {
-                resize_as_view_inverse(it, me, &sizes)?;
-            }
-            grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
             Meta {
                 sizes,
                 strides,
@@ -4531,9 +4540,15 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }
-    if matches!(op.rule, "resize" | "resize_as") {
+    if relaid && *t.strides() != meta.strides {
+        // The wrapper keeps its strides; only its value is re-laid out
+        // (what has_metadata_mutation compares: `Machine::relaid_by_resize`).
+        it.m.python_geom.insert(me, t.geometry().clone());
+        it.m.relaid_by_resize.insert(me);
+    } else if matches!(op.rule, "resize" | "resize_as") {
         // The wrapper takes the new sizes: nothing stale is left.
         it.m.python_geom.remove(&me);
+        it.m.relaid_by_resize.remove(&me);
     } else if let Some(stale) = it.m.python_geom.get(&me).cloned() {
         // FunctionalTensorMode then runs the op on the wrapper itself
         // (under no_dispatch), with the sizes Python sees.
@@ -4675,6 +4690,10 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
                     return Err(oe("other", "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."));
                 }
                 return Ok(Value::Tensor(me));
+            }
+            // TensorImpl::set_requires_grad, before AutogradMeta's dtype check.
+            if b && it.m.t(me).is_inference && !it.m.inference_mode {
+                return Err(oe("other", "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."));
             }
             if b && !it.m.t(me).dtype.can_require_grad() {
                 return Err(oe(

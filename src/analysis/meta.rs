@@ -521,7 +521,11 @@ pub fn collect(
                 // does not update them) are compared with the input's. The
                 // comparisons run only then, as their guards do in PyTorch.
                 let meta_changed = !storage_changed && t.metadata_mutated && {
-                    let python = m.python_geometry(*id).clone();
+                    let python = if m.relaid_by_resize.contains(id) {
+                        m.tensors[*id].geometry().clone()
+                    } else {
+                        m.python_geometry(*id).clone()
+                    };
                     let s = &mut m.sizes;
                     let same = python.sizes().len() == sizes.len()
                         && python.sizes().iter().zip(sizes).all(|(a, b)| s.eq(a, b))
