@@ -6363,7 +6363,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
             }
             let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
-            if it.m.inference_mode {
+            if it.m.inference_mode || !it.m.grown_by_resize.is_empty() {
                 // The operands the decomposition views (torch._decomp's matmul).
                 let (d1, d2) = (t.sizes().len(), ot.sizes().len());
                 let x = me.unwrap_or(o);
@@ -6380,7 +6380,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // (Under autocast the operands are already the cast copies.)
                 for (id, v) in [(x, viewed[0]), (o, viewed[1])] {
                     if v {
-                        it.m.check_inference_view(id, Some(op.name))?;
+                        it.m.check_composite_view(id, op.name)?;
                     }
                 }
             }
@@ -6804,9 +6804,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => return Err(oe("arguments", "repeat_interleave(): repeats must be an int or a tensor")),
             };
             let int_repeats = !matches!(a.get("repeats"), Value::Tensor(_));
-            if let (true, true, Some(me)) = (int_repeats, it.m.inference_mode, me) {
+            if let (true, Some(me)) = (int_repeats, me) {
                 // at::repeat_interleave_symint unsqueezes (and flattens) self.
-                it.m.check_inference_view(me, Some(op.name))?;
+                it.m.check_composite_view(me, op.name)?;
             }
             // An int repeats: the (flattened, without a dim) input with the
             // repeats as a new dim after `dim`, expanded, cloned, and the two
@@ -8325,9 +8325,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
     let dtype = autocast_dtype(it, "conv2d").unwrap_or(xt.dtype);
     if !batched {
-        if it.m.inference_mode {
-            it.m.check_inference_view(x, Some("conv2d"))?;
-        }
+        it.m.check_composite_view(x, "conv2d")?;
         // batchify: the unbatched input is unsqueezed, and the result is
         // `output.squeeze(0)`: a view of an intermediate.
         let mut full = smallvec![SymInt::int(1)];

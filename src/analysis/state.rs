@@ -653,14 +653,7 @@ impl Machine {
             }
         };
         let conj = !self.conj.is_empty() && self.conj.contains(&base);
-        if self.mode == Mode::Analysis && self.grown_by_resize.contains(&base) {
-            return Err(OpError::new(
-                "other",
-                "Attempted to set the storage of a tensor on device \"cpu\" to a storage on different device \"meta\".  This is no longer allowed; the devices must match.",
-            )
-            .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()`")
-            .help("PyTorch's analysis cannot view a tensor after `resize_()` grew it: clone it first (`y = y.clone()`), or allocate it at its final size"));
-        }
+        self.check_grown_view(base)?;
         self.check_inference_view(base, None)?;
         if self.mode == Mode::Analysis
             && self.sizes.env.num_symbols() > 0
@@ -1510,6 +1503,32 @@ impl Machine {
     /// composite op's decomposition takes of its operand (`composite`:
     /// outer's reshape, matmul's unsqueeze, expand or fold, an unbatched
     /// conv2d's unsqueeze). tests/oracle/inference_composite_views.tp.
+    /// A view of a tensor whose storage `resize_()` grew in the analysis:
+    /// its fake data lives on the meta device, so viewing it fails
+    /// (`FunctionalTensorWrapper::maybe_replace_storage`).
+    fn check_grown_view(&self, base: TensorId) -> OpResult<()> {
+        if self.mode == Mode::Analysis && self.grown_by_resize.contains(&base) {
+            return Err(OpError::new(
+                "other",
+                "Attempted to set the storage of a tensor on device \"cpu\" to a storage on different device \"meta\".  This is no longer allowed; the devices must match.",
+            )
+            .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()`")
+            .help("PyTorch's analysis cannot view a tensor after `resize_()` grew it: clone it first (`y = y.clone()`), or allocate it at its final size"));
+        }
+        Ok(())
+    }
+
+    /// A composite op (`op`) whose decomposition views its operand `of`
+    /// (repeat_interleave, outer, matmul's folds, unbatched conv2d): the
+    /// view's checks, grown storage and inference_mode's KeyError.
+    pub fn check_composite_view(&self, of: TensorId, op: &str) -> OpResult<()> {
+        self.check_grown_view(of)?;
+        if self.inference_mode {
+            self.check_inference_view(of, Some(op))?;
+        }
+        Ok(())
+    }
+
     pub fn check_inference_view(&self, of: TensorId, composite: Option<&str>) -> OpResult<()> {
         if !self.inference_lookup_fails(of) {
             return Ok(());
