@@ -6566,12 +6566,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let wm = it.m.meta_of(w);
                 it.m.view_of(w, wm, "t", false, true, span)?;
             }
-            if bias.is_some() && xs.len() >= 3 && shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes) {
-                // _flatten_nd_linear: addmm on the flattened input, then
-                // `result.view(*batch, out)`: a view of an intermediate.
+            let bias_dims = bias.map(|b| it.m.t(b).sizes().len());
+            if bias_dims.is_some_and(|bd| xs.len() != 2 && (xs.len() == 3 || bd == 1))
+                && shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes)
+            {
+                // _flatten_nd_linear (a contiguous input, 3-d or with a 1-d
+                // bias; a 2-d one is plain addmm): addmm on the flattened
+                // input, then `result.view(*batch, out)`: a view of an
+                // intermediate.
                 let named = named_inputs(a);
-                let tmp = it.m.fresh(meta.clone(), span, "addmm");
-                it.m.record_history("addmm", false, &named, &[tmp], span)?;
+                let tmp = it.m.fresh(meta.clone(), span, "linear");
+                it.m.record_history("linear", false, &named, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
                 return Ok((vec![], Some(Value::Tensor(v))));
             }
