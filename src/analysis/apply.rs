@@ -4172,6 +4172,54 @@ fn random_bounds(it: &Interp, op: &str, a: &Args) -> OpResult<()> {
         }
     };
     let help = "check the distribution's parameters";
+    // The dtype checks: torch._refs' exponential and normal in the analysis
+    // (exponential's before its lambda check), the CPU kernels' dispatch
+    // in eager (after it).
+    let dtype = match a.get("self") {
+        Value::Tensor(t) => it.m.t(*t).dtype,
+        _ => DType::F32,
+    };
+    let exponential_dtype = || {
+        let name = if eager {
+            torch_type_name(dtype).to_string()
+        } else {
+            format!("torch.{}", dtype.name())
+        };
+        oe("other", format!("Exponential distribution is a continuous probability distribution. dtype must be a floating point but you specified {name}"))
+            .help("fill a floating-point tensor")
+    };
+    let floating = dtype.is_floating();
+    match op {
+        "exponential_" if !floating && !eager => return Err(exponential_dtype()),
+        "normal_" if !floating && !dtype.is_complex() => {
+            return Err(oe(
+                "other",
+                if eager {
+                    format!(
+                        "\"normal_kernel_cpu\" not implemented for '{}'",
+                        torch_type_name(dtype)
+                    )
+                } else {
+                    format!(
+                        "expected a floating-point or complex dtype, but got dtype=torch.{}",
+                        dtype.name()
+                    )
+                },
+            )
+            .help("fill a floating-point tensor"));
+        }
+        "uniform_" if eager && !floating && !dtype.is_complex() => {
+            return Err(oe(
+                "other",
+                format!(
+                    "\"check_uniform_bounds\" not implemented for '{}'",
+                    torch_type_name(dtype)
+                ),
+            )
+            .help("fill a floating-point tensor"));
+        }
+        _ => {}
+    }
     match op {
         "normal_" => {
             if let Some(std) = num("std").filter(|&s| s < 0.0) {
@@ -4192,6 +4240,9 @@ fn random_bounds(it: &Interp, op: &str, a: &Args) -> OpResult<()> {
                     ),
                 )
                 .help(help));
+            }
+            if !floating {
+                return Err(exponential_dtype());
             }
         }
         "uniform_" if eager => {
@@ -8199,13 +8250,36 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         }
     };
     let (stride, dilation) = (pair("stride")?, pair("dilation")?);
+    // aten's `SymInt[2] padding`: a size expression stays symbolic.
+    let sym_pair = |it: &mut Interp, name: &str| -> OpResult<[SymInt; 2]> {
+        match a.get(name) {
+            Value::Int(i) => Ok([i.clone(), i.clone()]),
+            v => {
+                let s = to_syms(v).ok_or_else(|| {
+                    oe(
+                        "arguments",
+                        format!("conv2d: `{name}` must be an int or a pair"),
+                    )
+                })?;
+                let _ = it;
+                match s.as_slice() {
+                    [p] => Ok([p.clone(), p.clone()]),
+                    [p, q] => Ok([p.clone(), q.clone()]),
+                    _ => Err(oe("other", format!("conv2d: expected `{name}` to be a single integer value or a list of 2 values"))),
+                }
+            }
+        }
+    };
     // _convolution_mode (Convolution.cpp): 'valid' is no padding; 'same'
-    // pads dilation * (kernel - 1) in all, for stride 1 only: total / 2 on
-    // each side, and an odd total one more after (an extra constant_pad_nd
-    // of the input, `odd_same`).
-    let (padding, odd_same) = match a.get("padding") {
+    // pads dilation * (kernel - 1) in all, for stride 1 only (below). The
+    // convolution's padding, and what constant_pad_nd adds to the input
+    // first (`input_extra`).
+    let (padding, input_extra) = match a.get("padding") {
         Value::Str(mode) => match &**mode {
-            "valid" => ([0, 0], [0, 0]),
+            "valid" => (
+                [SymInt::int(0), SymInt::int(0)],
+                [SymInt::int(0), SymInt::int(0)],
+            ),
             "same" => {
                 if stride.iter().any(|&s| s != 1) {
                     return Err(oe(
@@ -8213,27 +8287,45 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                         "padding='same' is not supported for strided convolutions",
                     ));
                 }
-                let (mut p, mut odd) = ([0, 0], [0, 0]);
-                for i in 0..2 {
-                    let k = it.m.sizes.concrete(&wt.sizes()[2 + i], "conv2d")?;
-                    let total = dilation[i] * (k - 1);
-                    // Left total / 2 (truncated), right the rest; the
-                    // symmetric part is the smaller (negative for a
-                    // negative dilation, which the padding check refuses).
-                    let (left, right) = (total / 2, total - total / 2);
-                    (p[i], odd[i]) = (left.min(right), total % 2);
+                // _convolution_mode, on SymInts: left = total / 2, right
+                // the rest. All symmetric: padding left. Otherwise each dim
+                // pads the input by right - left (constant_pad_nd; trimming
+                // when it is not positive, and then padding right), and the
+                // convolution pads by left (or right). The comparisons are
+                // guards; the sizes stay symbolic.
+                let mut lr = Vec::with_capacity(2);
+                let mut symmetric = true;
+                for (k, &d) in wt.sizes()[2..].iter().zip(&dilation) {
+                    let s = &mut it.m.sizes;
+                    let total = s.mul(&SymInt::int(d), &s.sub(k, &SymInt::int(1))?)?;
+                    let left = s.floordiv(&total, &SymInt::int(2))?;
+                    let right = s.sub(&total, &left)?;
+                    symmetric &= s.eq(&left, &right);
+                    lr.push((left, right));
                 }
-                (p, odd)
+                let mut p = [SymInt::int(0), SymInt::int(0)];
+                let mut extra = [SymInt::int(0), SymInt::int(0)];
+                for (i, (left, right)) in lr.into_iter().enumerate() {
+                    if symmetric {
+                        p[i] = left;
+                        continue;
+                    }
+                    let s = &mut it.m.sizes;
+                    let delta = s.sub(&right, &left)?;
+                    p[i] = if s.lt_int(&delta, 1) { right } else { left };
+                    extra[i] = delta;
+                }
+                (p, extra)
             }
             other => return Err(oe("other", format!("Invalid padding string: '{other}'"))),
         },
-        _ => (pair("padding")?, [0, 0]),
+        _ => (sym_pair(it, "padding")?, [SymInt::int(0), SymInt::int(0)]),
     };
     // ConvParams' checks: in both runs, but the dilation's in eager only.
     if stride.iter().any(|&s| s <= 0) {
         return Err(oe("other", "non-positive stride is not supported"));
     }
-    if padding.iter().any(|&p| p < 0) {
+    if padding.iter().any(|p| it.m.sizes.lt_int(p, 0)) {
         return Err(oe("other", "negative padding is not supported"));
     }
     // check_shape_forward refuses a negative dilation in both runs (the
@@ -8306,7 +8398,10 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         let k = &wt.sizes()[2 + i];
         let s = &mut it.m.sizes;
         let span_k = s.mul(&SymInt::int(dilation[i]), &s.sub(k, &SymInt::int(1))?)?;
-        let padded = s.add(h, &SymInt::int(2 * padding[i] + odd_same[i] - 1))?;
+        let padded = s.add(
+            &s.add(h, &s.mul(&padding[i], &SymInt::int(2))?)?,
+            &s.sub(&input_extra[i], &SymInt::int(1))?,
+        )?;
         let o = s.add(
             &s.floordiv(&s.sub(&padded, &span_k)?, &SymInt::int(stride[i].max(1)))?,
             &SymInt::int(1),
