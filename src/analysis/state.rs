@@ -664,6 +664,20 @@ impl Machine {
         {
             self.specialise_unit_sizes(base);
         }
+        if self.mode == Mode::Analysis && self.sizes.env.num_symbols() > 0 {
+            // Wrapping a view whose size is 0 at the hints in a
+            // FunctionalTensor (`_make_wrapper_subclass` with its strides
+            // and offset) guards the size to 0, which ShapeEnv solves
+            // (`o[5:]` of an (n, 10) with n = 5 makes n static). A fresh
+            // tensor of that size keeps it symbolic.
+            // (A guard ShapeEnv cannot solve, `n // 7 == 0`, only narrows
+            // n's range: the size stays symbolic.)
+            for size in &meta.sizes {
+                if size.is_symbolic() && self.sizes.env.hint(size) == Some(0) {
+                    self.sizes.concrete(size, "a view's size")?;
+                }
+            }
+        }
         if std::mem::take(&mut self.view_entry)
             && self.mode == Mode::Analysis
             && self.inference_mode

@@ -238,6 +238,11 @@ pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
     let mut acc = SymInt::int(1);
     for d in (0..sizes.len()).rev() {
         strides[d] = acc.clone();
+        if d == 0 {
+            // The leading size makes no stride: it is not compared with 1
+            // (no guard; a leading size whose hint is 0 stays symbolic).
+            break;
+        }
         let m = s.max1(&sizes[d]);
         acc = s.mul(&acc, &m)?;
     }
