@@ -1520,8 +1520,12 @@ impl Machine {
     /// A view of a tensor whose storage `resize_()` grew in the analysis:
     /// its fake data lives on the meta device, so viewing it fails
     /// (`FunctionalTensorWrapper::maybe_replace_storage`).
+    #[inline]
     fn check_grown_view(&self, base: TensorId) -> OpResult<()> {
-        if self.mode == Mode::Analysis && self.grown_by_resize.contains(&base) {
+        if !self.grown_by_resize.is_empty()
+            && self.mode == Mode::Analysis
+            && self.grown_by_resize.contains(&base)
+        {
             return Err(OpError::new(
                 "other",
                 "Attempted to set the storage of a tensor on device \"cpu\" to a storage on different device \"meta\".  This is no longer allowed; the devices must match.",
