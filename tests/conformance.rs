@@ -51,6 +51,25 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/dynamic_shapes_6.tp:test_float_is_integer__dynamic",
         "SymFloat (symbolic true division) not modelled",
     ),
+    (
+        "pytorch/dynamic_shapes_9.tp:test_param_shape_binops__param__dynamic",
+        "SymFloat (symbolic true division) not modelled",
+    ),
+    (
+        "pytorch/dynamic_shapes_9.tp:test_param_shape_binops_truediv_only__dynamic",
+        "SymFloat (symbolic true division) not modelled",
+    ),
+    (
+        "pytorch/dynamic_shapes_9.tp:test_dynamic_shapes_float_guard__dynamic",
+        "SymFloat (symbolic true division) not modelled",
+    ),
+    // x[: m % -3]: PyTorch 2.7.1's slice decomposition leaves the end
+    // PythonMod(m, -3) (negative at the hint) unwrapped, a size of -2; eager
+    // and tpi wrap it (n - 2 rows).
+    (
+        "pytorch/dynamic_shapes_9.tp:test_unpack1_negmod__dynamic",
+        "PyTorch's analysis keeps a negative PythonMod slice end unwrapped",
+    ),
     // PyTorch's answer is `((l//2)) - (((-(Mod(l, 2)))//2))`, equal to tpi's
     // `-((l % 2)//2) + (l//2) + (l % 2)`, but tp_compare cannot evaluate
     // sympy's Mod(a, b) spelling.

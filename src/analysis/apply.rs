@@ -1923,15 +1923,20 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
             format!("self.dim() cannot be 0 to view {from} as {to} (different element sizes)"),
         ));
     }
-    // Checked and known not to divide (symbolic values pass).
-    let indivisible = |v: &SymInt, f: i64| v.as_int().is_some_and(|v| v % f != 0);
+    // `v % f == 0`, a guard on symbolic values (decided by their hints).
+    let indivisible = |it: &mut Interp, v: &SymInt, f: i64| match v.as_int() {
+        Some(v) => v % f != 0,
+        None => v
+            .modulo(&SymInt::int(f))
+            .is_ok_and(|r| !it.m.sizes.eq_int(&r, 0)),
+    };
     if a < b {
         let f = b / a;
         let last = &t.sizes()[nd - 1];
-        if indivisible(last, f) {
+        if indivisible(it, last, f) {
             return Err(oe("other", format!("self.size(-1) must be divisible by {f} to view {from} as {to} (different element sizes), but got {last}")));
         }
-        if indivisible(&t.offset, f) {
+        if indivisible(it, &t.offset, f) {
             return Err(oe("other", format!("self.storage_offset() must be divisible by {f} to view {from} as {to} (different element sizes), but got {}", t.offset)));
         }
     }
@@ -1952,7 +1957,7 @@ fn view_dtype(it: &mut Interp, t: &Tensor, d: DType) -> OpResult<Meta> {
     } else {
         let f = b / a;
         for (i, s) in t.strides().iter().take(nd - 1).enumerate() {
-            if indivisible(s, f) {
+            if indivisible(it, s, f) {
                 return Err(oe("other", format!("self.stride({i}) must be divisible by {f} to view {from} as {to} (different element sizes), but got {s}")));
             }
         }
@@ -2410,12 +2415,14 @@ fn check_literal_index_bounds(
     Ok(())
 }
 
-pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
-    // Tensor.__getitem__ reads an integer index as a Python int
-    // (THPUtils_unpackLong), which guards a symbolic one to its hint:
-    // `x[n - 1]` makes n static. __setitem__'s select keeps it symbolic.
-    let ints = match idx {
+/// Tensor indexing reads an integer index as a Python int
+/// (THPUtils_unpackLong in applySlicing), which guards a symbolic one to its
+/// hint: `x[n - 1]` and `x[:, m - 1] = 0` make the size static. Only
+/// __setitem__ with a lone integer index selects with the SymInt itself.
+fn guard_int_indices(it: &mut Interp, idx: &Value, lone_symint: bool, span: Span) -> R<()> {
+    let ints: Vec<&Value> = match idx {
         Value::Tuple(items) => items.iter().collect(),
+        _ if lone_symint => return Ok(()),
         v => vec![v],
     };
     for v in ints {
@@ -2427,6 +2434,11 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
             }
         }
     }
+    Ok(())
+}
+
+pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
+    guard_int_indices(it, idx, false, span)?;
     let items = parse_index(it, idx, span)?;
     let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
     let (cur, mut advanced) = apply_slicing(it, t, &items, span, single)?;
@@ -2688,6 +2700,41 @@ fn index_put_shape_checks(
     index_put_dtype_check(st.dtype, it.m.t(*v).dtype)
 }
 
+/// Eager's index_put_/index_put (make_index_put_iterator): the value must
+/// expand to the indexing result, and have the destination's dtype. A None
+/// in the index list is a full slice of its dim.
+fn eager_index_put_checks(it: &mut Interp, dst: TensorId, a: &Args) -> OpResult<()> {
+    if it.m.mode != Mode::Eager {
+        return Ok(());
+    }
+    if it.m.setitem_index_put {
+        // __setitem__ checked the value against its own indexing.
+        return match a.get("values") {
+            Value::Tensor(v) => index_put_dtype_check(it.m.t(dst).dtype, it.m.t(*v).dtype),
+            _ => Ok(()),
+        };
+    }
+    let Value::Tensor(v) = a.get("values") else {
+        return Ok(());
+    };
+    let v = *v;
+    let advanced: Vec<(usize, TensorId)> = a
+        .get("indices")
+        .sequence()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .filter_map(|(d, ix)| match ix {
+            Value::Tensor(t) => Some((d, *t)),
+            _ => None,
+        })
+        .collect();
+    if advanced.is_empty() {
+        return index_put_dtype_check(it.m.t(dst).dtype, it.m.t(v).dtype);
+    }
+    index_put_shape_checks(it, dst, &advanced, &Value::Tensor(v))
+}
+
 /// make_index_put_iterator (eager): the value is not cast to the
 /// destination's dtype (the analysis's meta does not check).
 fn index_put_dtype_check(dst: DType, value: DType) -> OpResult<()> {
@@ -2760,6 +2807,7 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
 }
 
 pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
+    guard_int_indices(it, idx, true, span)?;
     let items = parse_index(it, idx, span)?;
     // Indexing calls select/slice/unsqueeze/alias from C++.
     let entry = it.m.inference_mode;
@@ -2783,12 +2831,17 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             index_put_shape_checks(it, dst, &advanced, &vals).map_err(|e| op_error(e, span))?;
         }
         let indices = Value::tuple(advanced.iter().map(|(_, ix)| Value::Tensor(*ix)).collect());
-        it.call_op(
+        // (The value was checked above against the indexed dims, which
+        // this list of tensors alone no longer tells.)
+        it.m.setitem_index_put = true;
+        let put = it.call_op(
             "index_put_",
             smallvec::smallvec![Value::Tensor(dst), indices, vals],
             Vec::new(),
             span,
-        )?;
+        );
+        it.m.setitem_index_put = false;
+        put?;
         return check_literal_index_bounds(it, dst, &advanced, span);
     }
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
@@ -4429,9 +4482,7 @@ fn inplace_result(
             Ok(none)
         }
         "index_put" => {
-            if let (Mode::Eager, Value::Tensor(v)) = (it.m.mode, a.get("values")) {
-                index_put_dtype_check(t.dtype, it.m.t(*v).dtype)?;
-            }
+            eager_index_put_checks(it, me, a)?;
             Ok(none)
         }
         _ => {
@@ -6464,8 +6515,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // differ, one of batch 1 that requires grad, go through the
                 // fold path as `matmul(x.squeeze(0), y)` (or y's).
                 let x = me.unwrap_or(o);
-                let (b1, b2) = (t.sizes()[0].as_int(), ot.sizes()[0].as_int());
-                if b1.is_some() && b2.is_some() && b1 != b2 {
+                // (Plain comparisons in 2.7.1: guards on symbolic batches.)
+                let (s1, s2) = (t.sizes()[0].clone(), ot.sizes()[0].clone());
+                if !it.m.sizes.eq(&s1, &s2) {
+                    let b1 = it.m.sizes.eq_int(&s1, 1).then_some(1);
+                    let b2 = it.m.sizes.eq_int(&s2, 1).then_some(1);
                     let squeeze = |it: &mut Interp, id: TensorId| {
                         it.call_op("squeeze", smallvec![Value::Tensor(id), Value::Int(SymInt::int(0))], Vec::new(), span)
                             .map_err(|d| OpError::new(d.code, d.message))
@@ -6951,8 +7005,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if matches!(rule, "index_add" | "index_fill") {
                 index_func_checks(it, a)?;
             }
-            if let (Mode::Eager, "index_put", Value::Tensor(v)) = (it.m.mode, rule, a.get("values")) {
-                index_put_dtype_check(t.dtype, it.m.t(*v).dtype)?;
+            if let (Some(me), "index_put") = (me, rule) {
+                eager_index_put_checks(it, me, a)?;
             }
             // index_copy is one of CPU autocast's promote ops.
             let dtype = match (op.name, a.get("source")) {
@@ -6989,6 +7043,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             if t.sizes().len() < 2 {
                 return Err(oe("other", format!("{}: input tensor must have at least 2 dimensions", op.name)));
+            }
+            // `int diagonal`: a size passed there is read as a Python int.
+            if let Value::Int(d) = a.get("diagonal") {
+                it.m.sizes.concrete(d, "diagonal")?;
             }
             let meta = contiguous(it, t.sizes().clone(), t.dtype)?;
             Ok((vec![meta], None))
@@ -7099,6 +7157,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         return Err(oe("other", "Padding_idx must be within num_embeddings").help(format!("padding_idx must be in [-{rows}, {rows})")));
                     }
                 }
+            }
+            if !matches!(a.get("max_norm"), Value::None) {
+                // F.embedding renormalises the rows it reads first:
+                // torch.embedding_renorm_(weight.detach(), input, ...), a data
+                // write through a detached alias (same storage and version
+                // counter, no history).
+                let d = tensor_op(it, "detach", smallvec![Value::Tensor(w)], span)?;
+                it.m.mutate_data(d, "embedding_renorm_", &[("indices", Some(x))], span)?;
             }
             // embedding_symint's checkScalarTypes, in eager only (the
             // analysis's decomposition indexes with any dtype).

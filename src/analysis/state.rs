@@ -107,6 +107,8 @@ pub struct Machine {
     /// meta (`mutate_view_meta`), so the wrapper counts as a view, which a
     /// growing `resize_()` refuses. Few.
     pub viewed_in_place: rustc_hash::FxHashSet<TensorId>,
+    /// While `__setitem__` runs its index_put_ (which it has checked).
+    pub setitem_index_put: bool,
     /// Tensors a `resize_()` to their own sizes re-laid out contiguously in
     /// the analysis (functionalization's `as_strided` view meta): Python
     /// still sees the old strides (`python_geom`), while the value that
@@ -181,6 +183,7 @@ impl Machine {
             made_after_metadata_change: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
+            setitem_index_put: false,
             relaid_by_resize: Default::default(),
             unfold_windows: Default::default(),
             unsafe_view_sources: Default::default(),
