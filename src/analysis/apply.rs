@@ -5042,27 +5042,7 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 _ => return Err(oe("arguments", "arange(): bad arguments")),
             };
             let step_v = it.m.sizes.concrete(&step, "arange's step")?;
-            if step_v == 0 {
-                return Err(oe("other", "step must be nonzero"));
-            }
-            let span_len = if step_v > 0 {
-                it.m.sizes.sub(&end, &start)?
-            } else {
-                it.m.sizes.sub(&start, &end)?
-            };
-            if it.m.sizes.lt_int(&span_len, 0) {
-                return Err(oe(
-                    "other",
-                    "upper bound and larger bound inconsistent with step sign",
-                ));
-            }
-            let st = SymInt::int(step_v.abs());
-            let n = it.m.sizes.floordiv(
-                &it.m
-                    .sizes
-                    .add(&span_len, &it.m.sizes.sub(&st, &SymInt::int(1))?)?,
-                &st,
-            )?;
+            let n = arange_length(it, &start, &end, step_v)?;
             (smallvec![n], dtype_arg.unwrap_or(DType::I64), None)
         }
         "arange" => 'arange: {
@@ -5570,23 +5550,29 @@ fn float_arange_length(it: &mut Interp, vals: &[&Value]) -> OpResult<Option<SymI
             scaled[2].as_int().unwrap_or(0),
         ),
     };
+    arange_length(it, &start, &end, step).map(Some)
+}
+
+/// `ceil((end - start) / step)` for integer bounds (possibly symbolic) and
+/// a known step, with arange's checks.
+fn arange_length(it: &mut Interp, start: &SymInt, end: &SymInt, step: i64) -> OpResult<SymInt> {
     if step == 0 {
         return Err(oe("other", "step must be nonzero"));
     }
+    let s = &mut it.m.sizes;
     let span_len = if step > 0 {
-        it.m.sizes.sub(&end, &start)?
+        s.sub(end, start)?
     } else {
-        it.m.sizes.sub(&start, &end)?
+        s.sub(start, end)?
     };
-    if it.m.sizes.lt_int(&span_len, 0) {
+    if s.lt_int(&span_len, 0) {
         return Err(oe(
             "other",
             "upper bound and larger bound inconsistent with step sign",
         ));
     }
-    let t = SymInt::int(step.abs());
-    let n = it.m.sizes.add(&span_len, &SymInt::int(step.abs() - 1))?;
-    Ok(Some(it.m.sizes.floordiv(&n, &t)?))
+    let n = s.add(&span_len, &SymInt::int(step.abs() - 1))?;
+    s.floordiv(&n, &SymInt::int(step.abs()))
 }
 
 /// Shape and dtype of a `torch.tensor(...)` literal.
@@ -8292,36 +8278,8 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         }
         .help("conv2d's weight is (out_channels, in_channels / groups, kH, kW)"));
     }
-    let mut pair = |name: &str| -> OpResult<[i64; 2]> {
-        match a.get(name) {
-            Value::Int(i) => {
-                let v = it.m.sizes.concrete(i, name)?;
-                Ok([v, v])
-            }
-            v => {
-                let s = to_syms(v).ok_or_else(|| {
-                    oe(
-                        "arguments",
-                        format!("conv2d: `{name}` must be an int or a pair"),
-                    )
-                })?;
-                let c: Vec<i64> = s
-                    .iter()
-                    .map(|x| it.m.sizes.concrete(x, name))
-                    .collect::<OpResult<_>>()?;
-                if c.len() == 1 {
-                    Ok([c[0], c[0]])
-                } else if c.len() == 2 {
-                    Ok([c[0], c[1]])
-                } else {
-                    Err(oe("other", format!("conv2d: expected `{name}` to be a single integer value or a list of 2 values")))
-                }
-            }
-        }
-    };
-    let (stride, dilation) = (pair("stride")?, pair("dilation")?);
-    // aten's `SymInt[2] padding`: a size expression stays symbolic.
-    let sym_pair = |it: &mut Interp, name: &str| -> OpResult<[SymInt; 2]> {
+    // An int or a pair of them (aten's `SymInt[2]`).
+    let sym_pair = |name: &str| -> OpResult<[SymInt; 2]> {
         match a.get(name) {
             Value::Int(i) => Ok([i.clone(), i.clone()]),
             v => {
@@ -8331,7 +8289,6 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
                         format!("conv2d: `{name}` must be an int or a pair"),
                     )
                 })?;
-                let _ = it;
                 match s.as_slice() {
                     [p] => Ok([p.clone(), p.clone()]),
                     [p, q] => Ok([p.clone(), q.clone()]),
@@ -8340,6 +8297,17 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             }
         }
     };
+    // Stride and dilation are read as ints (guarded to their hints);
+    // padding stays symbolic.
+    let mut pair = |name: &str| -> OpResult<[i64; 2]> {
+        let [p, q] = sym_pair(name)?;
+        Ok([
+            it.m.sizes.concrete(&p, name)?,
+            it.m.sizes.concrete(&q, name)?,
+        ])
+    };
+    let (stride, dilation) = (pair("stride")?, pair("dilation")?);
+
     // _convolution_mode (Convolution.cpp): 'valid' is no padding; 'same'
     // pads dilation * (kernel - 1) in all, for stride 1 only (below). The
     // convolution's padding, and what constant_pad_nd adds to the input
@@ -8389,7 +8357,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             }
             other => return Err(oe("other", format!("Invalid padding string: '{other}'"))),
         },
-        _ => (sym_pair(it, "padding")?, [SymInt::int(0), SymInt::int(0)]),
+        _ => (sym_pair("padding")?, [SymInt::int(0), SymInt::int(0)]),
     };
     // ConvParams' checks: in both runs, but the dilation's in eager only.
     if stride.iter().any(|&s| s <= 0) {

@@ -1030,7 +1030,7 @@ impl Machine {
     /// refuses it (`FunctionalInverses::unfold_inverse`): whether or not
     /// the base is read again. Eager writes through such views.
     /// Analysis only (tests/oracle/unfold_writes.tp).
-    pub fn check_unfold_inverse(&self, target: TensorId) -> OpResult<()> {
+    pub fn check_unfold_inverse(&mut self, target: TensorId) -> OpResult<()> {
         if self.unfold_windows.is_empty() {
             return Ok(());
         }
@@ -1042,6 +1042,16 @@ impl Machine {
             let Some(&(size, step)) = self.unfold_windows.get(&view) else {
                 continue;
             };
+            if size <= step && p.sizes().iter().any(SymInt::is_symbolic) {
+                // unfold_inverse calls unfold_backward with base.sizes()
+                // (not sym_sizes): the write reads the base's sizes as ints,
+                // which guards every symbolic one to its hint.
+                let sizes = p.sizes().clone();
+                for d in sizes.iter().filter(|d| d.is_symbolic()) {
+                    self.sizes.concrete(d, "unfold_inverse")?;
+                }
+                continue;
+            }
             if size > step {
                 return Err(OpError::new(
                     "other",

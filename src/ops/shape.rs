@@ -459,57 +459,18 @@ pub fn ref_view_sizes(
     if !old_sizes.iter().any(SymInt::is_symbolic) {
         return Ok(sizes);
     }
-    let numel = s.prod(old_sizes)?;
-    if s.eq_int(&numel, 0) || old_sizes.is_empty() || sizes.is_empty() {
-        return Ok(sizes);
-    }
-    if old_strides.is_none_or(|strides| is_contiguous(old_sizes, strides, s)) {
-        // nd_to_1d and 1d_to_2d are `as_strided` calls.
-        if sizes.len() == 1 && old_sizes.len() > 1 {
-            return Ok(smallvec![numel]);
+    let contiguous;
+    let strides = match old_strides {
+        Some(strides) => strides,
+        None => {
+            contiguous = contiguous_strides(old_sizes, s)?;
+            &contiguous[..]
         }
-        if sizes.len() == 2 && old_sizes.len() == 1 {
-            return Ok(sizes);
-        }
-    }
-    let mut a: Dims = old_sizes.into();
-    let mut idx = 0;
-    for length in &sizes {
-        if idx >= a.len() {
-            // A tail unsqueeze: split_dim(last, size) adds a 1.
-            a.push(SymInt::int(1));
-            idx += 1;
-            continue;
-        }
-        if s.eq(length, &a[idx]) {
-            idx += 1;
-            continue;
-        }
-        let mut accum = a[idx].clone();
-        let mut end = idx;
-        // By the hints, with no guard recorded: the element counts agree,
-        // so the merge ends where `view` itself would have it end.
-        while end + 1 < a.len() && s.env.hint(&accum.modulo(length)?).is_some_and(|r| r != 0) {
-            end += 1;
-            accum = s.mul(&accum, &a[end])?;
-        }
-        if end != idx {
-            a.drain(idx + 1..=end);
-            a[idx] = accum.clone();
-        }
-        if !s.eq(&accum, length) {
-            let inner = s.floordiv(&accum, length)?;
-            a[idx] = length.clone();
-            a.insert(idx + 1, inner);
-        }
-        idx += 1;
-    }
-    // The tail squeezes.
-    a.truncate(idx);
-    if a.len() != sizes.len() {
-        return Ok(sizes);
-    }
-    Ok(a)
+    };
+    Ok(match ref_view_geometry(old_sizes, strides, &sizes, s)? {
+        Some((a, _)) => a,
+        None => sizes,
+    })
 }
 
 /// The sizes and strides of `view` under PyTorch's analysis, which runs
