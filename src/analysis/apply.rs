@@ -2420,10 +2420,10 @@ fn check_literal_index_bounds(
 /// hint: `x[n - 1]` and `x[:, m - 1] = 0` make the size static. Only
 /// __setitem__ with a lone integer index selects with the SymInt itself.
 fn guard_int_indices(it: &mut Interp, idx: &Value, lone_symint: bool, span: Span) -> R<()> {
-    let ints: Vec<&Value> = match idx {
-        Value::Tuple(items) => items.iter().collect(),
-        _ if lone_symint => return Ok(()),
-        v => vec![v],
+    let ints: &[Value] = match idx {
+        Value::Tuple(items) => items,
+        Value::Int(i) if i.is_symbolic() && !lone_symint => std::slice::from_ref(idx),
+        _ => return Ok(()),
     };
     for v in ints {
         if let Value::Int(i) = v {

@@ -1533,7 +1533,7 @@ impl Machine {
     /// A view of a tensor whose storage `resize_()` grew in the analysis:
     /// its fake data lives on the meta device, so viewing it fails
     /// (`FunctionalTensorWrapper::maybe_replace_storage`).
-    #[inline]
+    #[inline(always)]
     fn check_grown_view(&self, base: TensorId) -> OpResult<()> {
         if !self.grown_by_resize.is_empty()
             && self.mode == Mode::Analysis
