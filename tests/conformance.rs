@@ -34,18 +34,15 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "range refinement of a floor division guarded equal to 1 not modelled",
     ),
     // abs() of a symbolic size is sympy's Abs(...) without a guard; tpi has no
-    // Abs and returns the size unchanged.
-    (
-        "pytorch/dynamic_shapes_6.tp:test_abs_factory__dynamic",
-        "Abs of a symbolic size not modelled",
-    ),
+    // Abs atom: it guards the sign by the hint and gives `m - 2` (the same value
+    // under that guard), which is not PyTorch's expression.
     (
         "pytorch/dynamic_shapes_6.tp:test_abs_neg__dynamic",
-        "Abs of a symbolic size not modelled",
+        "Abs of a symbolic size not modelled (tpi guards its sign)",
     ),
     (
         "pytorch/dynamic_shapes_6.tp:test_abs_neg_clone__dynamic",
-        "Abs of a symbolic size not modelled",
+        "Abs of a symbolic size not modelled (tpi guards its sign)",
     ),
     (
         "pytorch/dynamic_shapes_6.tp:test_float_is_integer__dynamic",

@@ -210,6 +210,11 @@ pub fn call_builtin(
                     Some(v) => Ok(Value::int(v.checked_abs().ok_or_else(|| {
                         op_error(crate::sym::SymError::Overflow.into(), span)
                     })?)),
+                    // Its sign by the hint, as a guard (PyTorch keeps sympy's
+                    // Abs(...) unguarded; tpi has no Abs, but the value is right).
+                    None if it.m.sizes.lt_int(i, 0) => {
+                        Ok(Value::Int(i.neg().map_err(|e| op_error(e.into(), span))?))
+                    }
                     None => Ok(Value::Int(i.clone())),
                 },
                 Value::Float(f) => Ok(Value::Float(f.abs())),
