@@ -662,20 +662,31 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
             }
         }
     }
-    // The kernel reads the index values: ones tpi knows must fit the dim.
-    if name == "index_copy" {
-        let n = if nd == 0 {
-            Some(1)
-        } else {
-            t.sizes()[dim].as_int()
-        };
-        if let (Some(values), Some(n)) = (it.m.literal_values(index), n) {
-            if let Some(v) = values.iter().find(|&&v| v < -n || v >= n) {
-                return Err(oe(
+    // The eager kernels read the index values: ones tpi knows must fit the
+    // dim. index_copy and index_fill take negative ones from the end;
+    // index_add does not, and words a 0-d or 1-d self's error otherwise.
+    let n = if nd == 0 {
+        Some(1)
+    } else {
+        t.sizes()[dim].as_int()
+    };
+    if let (Some(values), Some(n)) = (it.m.literal_values(index), n) {
+        let negatives = name != "index_add";
+        let outside = values
+            .iter()
+            .find(|&&v| (v < 0 && !negatives) || v < -n || v >= n);
+        if let Some(v) = outside {
+            return Err(match name {
+                "index_copy" => oe(
                     "index-out-of-range",
                     format!("index_copy_(): index {v} is out of bounds for dimension {dim} with size {n}"),
-                ));
-            }
+                ),
+                "index_add" if nd <= 1 => oe("index-out-of-range", "index out of range in self"),
+                _ => oe(
+                    "index-out-of-range",
+                    format!("index {v} is out of bounds for dimension {dim} with size {n}"),
+                ),
+            });
         }
     }
     Ok(())
@@ -2363,8 +2374,7 @@ fn check_literal_index_bounds(
     it: &Interp,
     src: TensorId,
     advanced: &[(usize, TensorId)],
-    span: Span,
-) -> R<()> {
+) -> OpResult<()> {
     if it.m.mode != Mode::Eager {
         return Ok(());
     }
@@ -2399,16 +2409,14 @@ fn check_literal_index_bounds(
         };
         if let Some(&v) = values.iter().find(|&&v| v < -size || v >= size) {
             if size == 0 {
-                return Err(err(
+                return Err(oe(
                     "other",
                     "index is out of bounds for dimension with size 0",
-                    span,
                 ));
             }
-            return Err(err(
+            return Err(oe(
                 "index-out-of-range",
                 format!("index {v} is out of bounds for dimension {d} with size {size}"),
-                span,
             ));
         }
     }
@@ -2455,7 +2463,7 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
         return Ok(Value::Tensor(cur));
     }
     let out = advanced_index(it, cur, &advanced, span)?;
-    check_literal_index_bounds(it, cur, &advanced, span)?;
+    check_literal_index_bounds(it, cur, &advanced).map_err(|e| op_error(e, span))?;
     Ok(out)
 }
 
@@ -2732,7 +2740,8 @@ fn eager_index_put_checks(it: &mut Interp, dst: TensorId, a: &Args) -> OpResult<
     if advanced.is_empty() {
         return index_put_dtype_check(it.m.t(dst).dtype, it.m.t(v).dtype);
     }
-    index_put_shape_checks(it, dst, &advanced, &Value::Tensor(v))
+    index_put_shape_checks(it, dst, &advanced, &Value::Tensor(v))?;
+    check_literal_index_bounds(it, dst, &advanced)
 }
 
 /// make_index_put_iterator (eager): the value is not cast to the
@@ -2842,7 +2851,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
         );
         it.m.setitem_index_put = false;
         put?;
-        return check_literal_index_bounds(it, dst, &advanced, span);
+        return check_literal_index_bounds(it, dst, &advanced).map_err(|e| op_error(e, span));
     }
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
@@ -5181,28 +5190,32 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
 }
 
 /// The index checks of eager's CPU `index_select` (`index_select_out_cpu_`)
-/// for an index whose values tpi knows (a literal tensor), in the paths
-/// checked against PyTorch: a 1-d `self`; dim 0 of a non-empty one; an
-/// empty one whose indexed dim has size 0; dim 1 of a contiguous 2-d one.
-/// Other paths word their errors otherwise and are left alone.
+/// for an index whose values tpi knows (a literal tensor): a 0-d or 1-d
+/// `self` checks them against its numel; an empty `self` against the
+/// indexed dim's size (which must not be 0); otherwise dim 1 takes the fast
+/// path (`index_select_out_cpu_dim1_`, the result is always contiguous)
+/// and any other dim the general loop, which word their errors apart.
 fn literal_index_select_check(
     it: &mut Interp,
     t: &Tensor,
     dim: usize,
     values: &[i64],
 ) -> OpResult<()> {
-    let contiguous = shape::is_contiguous(t.sizes(), t.strides(), &mut it.m.sizes);
     let env = &it.m.sizes.env;
     let hints: Option<Vec<i64>> = t.sizes().iter().map(|s| env.hint(s)).collect();
     let (Some(sizes), false) = (hints, values.is_empty()) else {
         return Ok(());
     };
-    let Some(&size) = sizes.get(dim).or(sizes.first()) else {
-        return Ok(());
-    };
-    let outside = values.iter().find(|&&v| v < 0 || v >= size);
     let numel: i64 = sizes.iter().product();
-    if sizes.len() <= 1 || (dim == 0 && numel > 0) {
+    let size = sizes.get(dim).copied().unwrap_or(numel);
+    let outside = values.iter().find(|&&v| v < 0 || v >= size);
+    let out_of_data = |v: i64| {
+        oe(
+            "other",
+            format!("INDICES element is out of DATA bounds, id={v} axis_dim={size}"),
+        )
+    };
+    if sizes.len() <= 1 {
         if outside.is_some() {
             return Err(oe("index-out-of-range", "index out of range in self"));
         }
@@ -5213,13 +5226,15 @@ fn literal_index_select_check(
                 "index_select(): self indexing axis dim should be positive",
             ));
         }
-    } else if dim == 1 && sizes.len() == 2 && contiguous {
-        if let Some(v) = outside {
-            return Err(oe(
-                "other",
-                format!("INDICES element is out of DATA bounds, id={v} axis_dim={size}"),
-            ));
+        if let Some(&v) = outside {
+            return Err(out_of_data(v));
         }
+    } else if let Some(&v) = outside {
+        return Err(if dim == 1 {
+            out_of_data(v)
+        } else {
+            oe("index-out-of-range", "index out of range in self")
+        });
     }
     Ok(())
 }

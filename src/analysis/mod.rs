@@ -157,6 +157,11 @@ fn run_paced<'a>(
                 break;
             }
         }
+        let eager_hints = if mode == Mode::Eager {
+            oracle_eager_hints(&specs)
+        } else {
+            Vec::new()
+        };
         let mut duck = DuckSizes::new(&it.m.sizes.env);
         for (i, p) in def.params.iter().enumerate() {
             match p.annotation.as_ref().filter(|a| is_tensor_annotation(a)) {
@@ -166,17 +171,25 @@ fn run_paced<'a>(
                         Some(spec) => spec?,
                         None => input_spec(&mut it, ann)?,
                     };
-                    if let Some(duck) = duck.as_mut() {
-                        duck.apply(&mut it.m.sizes, &mut spec);
-                    }
                     if mode == Mode::Eager {
-                        // Eager runs real tensors of the hint sizes.
+                        // Eager runs real tensors of the hint sizes (the
+                        // oracle's, `oracle_eager_hints`); literal sizes stay.
                         let env = &it.m.sizes.env;
-                        let hint = |s: &SymInt| env.hint(s).map_or_else(|| s.clone(), SymInt::int);
+                        let by_name = |name: &str| {
+                            eager_hints
+                                .iter()
+                                .find(|(n, _)| n == name)
+                                .map(|&(_, h)| h)
+                                .or_else(|| env.symbol_hint(name))
+                        };
+                        let hint =
+                            |s: &SymInt| s.eval(&by_name).map_or_else(|| s.clone(), SymInt::int);
                         spec.sizes = spec.sizes.iter().map(hint).collect();
                         if let Some(strides) = &mut spec.stride {
                             *strides = strides.iter().map(hint).collect();
                         }
+                    } else if let Some(duck) = duck.as_mut() {
+                        duck.apply(&mut it.m.sizes, &mut spec);
                     }
                     let id = it.make_input(i, &spec, p.span)?;
                     let t = it.m.tensors[id].clone();
@@ -251,6 +264,34 @@ fn run_paced<'a>(
         env,
         returned,
     }
+}
+
+/// The sizes the oracle's eager run gives the named symbols: it lists each
+/// input's symbols that no earlier input named, so a symbol repeated
+/// within one input takes two places (`Tensor("n", "n", "m")` lists n, n,
+/// m), and a symbol's size is `SYMBOL_HINTS` at its first place. The
+/// analysis numbers the distinct symbols (n 5, m 7); the eager run then
+/// has m 11.
+fn oracle_eager_hints(specs: &[Option<R<InputSpec>>]) -> Vec<(String, i64)> {
+    let mut places: Vec<&str> = Vec::new();
+    for spec in specs.iter().flatten() {
+        let Ok(spec) = spec else { break };
+        let before = places.len();
+        for name in spec.sizes.iter().filter_map(SymInt::as_symbol) {
+            if !places[..before].contains(&name) {
+                places.push(name);
+            }
+        }
+    }
+    let mut hints: Vec<(String, i64)> = Vec::new();
+    for (place, name) in places.iter().enumerate() {
+        if hints.iter().all(|(n, _)| n != name) {
+            if let Some(&h) = crate::sym::SYMBOL_HINTS.get(place) {
+                hints.push((name.to_string(), h));
+            }
+        }
+    }
+    hints
 }
 
 fn flatten(v: &Value, out: &mut Vec<FlatOutput>) {
