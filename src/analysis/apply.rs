@@ -3763,7 +3763,6 @@ fn index_op_overlaps(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRes
         "index_add_" | "index_copy_" => &["index", "source"],
         "index_fill_" => &["index"],
         "index_put_" => &["values"],
-        "masked_fill_" => &["mask"],
         "scatter_" | "scatter_add_" => &["index", "src"],
         _ => &[],
     };
@@ -3771,6 +3770,11 @@ fn index_op_overlaps(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRes
         if let Value::Tensor(o) = a.get(name) {
             it.m.check_no_overlap(me, *o)?;
         }
+    }
+    // masked_fill__cpu asserts only no *partial* overlap with the mask: a
+    // bool tensor masking itself (`m.masked_fill_(m, False)`) runs.
+    if let ("masked_fill_", Value::Tensor(mask)) = (op, a.get("mask")) {
+        it.m.check_no_partial_overlap(me, *mask)?;
     }
     Ok(())
 }
