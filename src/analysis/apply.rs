@@ -4558,10 +4558,13 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     // resize_'s Autograd kernel (VariableTypeManual.cpp) refuses before
     // autograd's in-place checks, in any grad mode; inference_mode skips
     // the Autograd key.
-    if matches!(op.rule, "resize" | "resize_as") && it.m.requires_grad(me) && !it.m.inference_mode {
+    let resize = matches!(op.rule, "resize" | "resize_as");
+    if resize && it.m.requires_grad(me) && !it.m.inference_mode {
         return Err(oe("other", "cannot resize variables that require grad"));
     }
-    it.m.check_inplace(me, &[])?;
+    if !resize {
+        it.m.check_inplace(me, &[])?;
+    }
     let mut grown = false;
     let mut relaid = false;
     let meta = match op.rule {
@@ -4585,6 +4588,12 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                         format!("Trying to create tensor with negative dimension {s}"),
                     ));
                 }
+            }
+            // A resize to the sizes the tensor has changes nothing: an
+            // inference tensor outside inference_mode is refused only when
+            // they differ (tests/oracle/inference_resize.tp).
+            if !it.m.sizes.eq_dims(&sizes, t.sizes()) {
+                it.m.check_inplace(me, &[])?;
             }
             if it.m.mode == Mode::Analysis {
                 // PyTorch 2.7.1's functionalized resize_ takes only static
