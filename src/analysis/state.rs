@@ -481,6 +481,14 @@ impl Machine {
             }
         }
         self.nodes[node].not_implemented = facts.not_implemented;
+        // The codegen's `should_compute_output(0)` of an in-place op is
+        // about `self` before the op gave it this node: `v.mul_(w)` with
+        // only `w` requiring grad saves `v`'s clone, not `w`.
+        let self_had_edge = inplace
+            && inputs
+                .first()
+                .and_then(|(_, t)| *t)
+                .is_some_and(|t| self.has_grad_edge(t));
         for (k, &o) in outputs.iter().enumerate() {
             self.tensors[o].grad_fn = Some(node);
             self.tensors[o].output_index = k as u32;
@@ -571,7 +579,13 @@ impl Machine {
             // a gradient edge. A view made under no_grad requires grad (its
             // base does) but has neither a grad_fn nor an accumulator.
             let holds = s.when().holds(
-                |i| arg(i).is_some_and(|t| self.has_grad_edge(t)),
+                |i| {
+                    if inplace && i == 0 {
+                        self_had_edge
+                    } else {
+                        arg(i).is_some_and(|t| self.has_grad_edge(t))
+                    }
+                },
                 |i| arg(i).is_some(),
             );
             if !holds {
