@@ -97,6 +97,11 @@ pub struct Machine {
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
     pub made_after_metadata_change: rustc_hash::FxHashSet<TensorId>,
+    /// The analysis's in-place metadata changes: the tensor, its geometry
+    /// before, and how many tensors existed then (the ones made before it
+    /// were made on the old geometry). Read when a view's node is
+    /// regenerated (`replay_on_changed_base`). Few: such changes are rare.
+    pub metadata_changes: Vec<(TensorId, SharedGeometry, usize)>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -181,6 +186,7 @@ impl Machine {
             accumulators: Default::default(),
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
+            metadata_changes: Vec::new(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
@@ -307,6 +313,9 @@ impl Machine {
                 )
                 .help("this view's base stopped requiring grad (`detach_()`) and was then written: take the view after the detach_, or detach it too"));
             }
+            if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
+                self.replay_on_changed_base(id, view.base)?;
+            }
             let base_fn = self.grad_fn(view.base)?;
             let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
             let t = &mut self.tensors[id];
@@ -314,6 +323,162 @@ impl Machine {
             t.attr_version = current;
         }
         Ok(self.tensors[id].grad_fn)
+    }
+
+    /// The analysis's views (of FunctionalTensors) regenerate their node by
+    /// replaying their view ops (`view_fn`) on their base as it is now. When
+    /// an in-place metadata op (`t_`, `unsqueeze_`, `swapdims_`…) changed
+    /// the base after the view was made, the ops meant for the old geometry
+    /// run on the new one and may fail: a permutation of the old rank, an
+    /// expand to sizes that no longer fit, a view the new strides cannot
+    /// give. The ops are read back from the geometries (tpi keeps no
+    /// arguments): permute/movedim, t, expand and the view family are
+    /// replayed; the chain stops, as passing, at any other op whose input
+    /// changed.
+    fn replay_on_changed_base(&mut self, id: TensorId, base: TensorId) -> OpResult<()> {
+        let Some(old) = self
+            .metadata_changes
+            .iter()
+            .find(|(t, _, made)| *t == base && *made > id as usize)
+            .map(|(_, g, _)| g.clone())
+        else {
+            return Ok(());
+        };
+        let new = self.tensors[base].geom.clone();
+        if old.sizes() == new.sizes() && old.strides() == new.strides() {
+            return Ok(());
+        }
+        let parents = self.view_parents(id);
+        let Some(top) = parents.iter().position(|&(_, p)| p == base) else {
+            return Ok(());
+        };
+        let (mut old_sizes, mut old_strides) = (old.sizes().clone(), old.strides().clone());
+        let (mut sizes, mut strides) = (new.sizes().clone(), new.strides().clone());
+        for &(child, _) in parents[..=top].iter().rev() {
+            let c = &self.tensors[child];
+            if c.metadata_mutated {
+                return Ok(());
+            }
+            let (c_sizes, c_strides) = (c.sizes().clone(), c.strides().clone());
+            let op = c.origin_op.as_str();
+            let replayed = match op {
+                "t" => {
+                    // t() swaps the two dims of a 2-d tensor and returns a
+                    // 0-d or 1-d one as it is.
+                    if sizes.len() > 2 {
+                        return Err(OpError::new(
+                            "other",
+                            format!(
+                                "t() expects a tensor with <= 2 dimensions, but self is {}D",
+                                sizes.len()
+                            ),
+                        )
+                        .help(REPLAY_HELP));
+                    }
+                    let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                    ps.reverse();
+                    pt.reverse();
+                    (ps, pt)
+                }
+                "permute" | "movedim" | "moveaxis" => {
+                    // The permutation that made the child of the old input.
+                    let mut used = vec![false; old_sizes.len()];
+                    let mut perm = Vec::with_capacity(c_sizes.len());
+                    for (size, stride) in c_sizes.iter().zip(&c_strides) {
+                        let Some(j) = (0..old_sizes.len()).find(|&j| {
+                            !used[j] && old_sizes[j] == *size && old_strides[j] == *stride
+                        }) else {
+                            return Ok(());
+                        };
+                        used[j] = true;
+                        perm.push(j);
+                    }
+                    // permute wraps its dims first, then compares the rank.
+                    let rank = sizes.len().max(1) as i64;
+                    if let Some(&d) = perm.iter().find(|&&d| d as i64 >= rank) {
+                        return Err(OpError::new(
+                            "dim-out-of-range",
+                            format!("Dimension out of range (expected to be in range of [{}, {}], but got {d})", -rank, rank - 1),
+                        )
+                        .help(REPLAY_HELP));
+                    }
+                    if perm.len() != sizes.len() {
+                        return Err(OpError::new(
+                            "other",
+                            format!(
+                                "Attempting to permute a tensor of rank {}, but received a permutation of length {}!",
+                                sizes.len(),
+                                perm.len()
+                            ),
+                        )
+                        .help(REPLAY_HELP));
+                    }
+                    let ps: Dims = perm.iter().map(|&j| sizes[j].clone()).collect();
+                    let pt: Dims = perm.iter().map(|&j| strides[j].clone()).collect();
+                    (ps, pt)
+                }
+                "expand" | "expand_as" | "broadcast_to" => {
+                    if sizes.len() > c_sizes.len() {
+                        return Err(OpError::new(
+                            "other",
+                            "expand: the requested shape has too few dimensions!",
+                        )
+                        .help(REPLAY_HELP));
+                    }
+                    let lead = c_sizes.len() - sizes.len();
+                    let mut out_strides: Dims = smallvec::smallvec![SymInt::int(0); c_sizes.len()];
+                    for (d, x) in sizes.iter().enumerate() {
+                        let want = &c_sizes[lead + d];
+                        if want == x {
+                            out_strides[lead + d] = strides[d].clone();
+                        } else if x.as_int() != Some(1) {
+                            return Err(OpError::new(
+                                "expand",
+                                format!("expand: attempting to expand a dimension of length {x}!"),
+                            )
+                            .help(REPLAY_HELP));
+                        }
+                    }
+                    (c_sizes.clone(), out_strides)
+                }
+                "view" | "reshape" | "_unsafe_view" | "flatten" | "unflatten" | "view_as"
+                | "reshape_as" | "_reshape_alias" => {
+                    let (numel, target) = (self.sizes.prod(&sizes)?, self.sizes.prod(&c_sizes)?);
+                    if !self.sizes.eq(&numel, &target) {
+                        return Err(OpError::new(
+                            "invalid-shape",
+                            format!(
+                                "shape '{}' is invalid for input of size {numel}",
+                                show_dims(&c_sizes)
+                            ),
+                        )
+                        .help(REPLAY_HELP));
+                    }
+                    match shape::ref_view_geometry(&sizes, &strides, &c_sizes, &mut self.sizes)? {
+                        Some(g) => g,
+                        None => {
+                            return Err(OpError::new(
+                                "view-stride",
+                                format!(
+                                    "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+                                    show_dims(&sizes),
+                                    show_tuple(&strides),
+                                    show_tuple(&c_sizes)
+                                ),
+                            )
+                            .help(REPLAY_HELP))
+                        }
+                    }
+                }
+                _ if old_sizes == sizes && old_strides == strides => {
+                    (c_sizes.clone(), c_strides.clone())
+                }
+                _ => return Ok(()),
+            };
+            (old_sizes, old_strides) = (c_sizes, c_strides);
+            (sizes, strides) = replayed;
+        }
+        Ok(())
     }
 
     pub fn add_node(
@@ -1620,6 +1785,11 @@ impl Machine {
     ) {
         let version = self.tensors[target].version;
         self.versions[version] += 1;
+        if self.mode == Mode::Analysis {
+            let before = self.tensors[target].geom.clone();
+            self.metadata_changes
+                .push((target, before, self.tensors.len()));
+        }
         let geom = self.geoms.intern(sizes, strides);
         let t = &mut self.tensors[target];
         t.set_geometry(geom);
@@ -1812,4 +1982,22 @@ pub fn node_name(op: &str) -> &'static str {
         seen.borrow_mut().insert(op.to_string(), name);
         name
     })
+}
+
+const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, whose shape an in-place op (t_, unsqueeze_, transpose_…) changed after the view was made: make the view after that op, or clone it";
+
+/// `[2, 3]`, as PyTorch prints a size list.
+fn show_dims(d: &[SymInt]) -> String {
+    let items: Vec<String> = d.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `(2, 3)` / `(6,)`, as Python prints a tuple.
+fn show_tuple(d: &[SymInt]) -> String {
+    let items: Vec<String> = d.iter().map(|s| s.to_string()).collect();
+    if items.len() == 1 {
+        format!("({},)", items[0])
+    } else {
+        format!("({})", items.join(", "))
+    }
 }
