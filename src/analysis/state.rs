@@ -318,6 +318,12 @@ impl Machine {
             }
             let base_fn = self.grad_fn(view.base)?;
             let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
+            // Eager's node is as_strided of the base as it is now: a base
+            // whose sizes changed without history (an in-place metadata op
+            // under no_grad) gets a gradient its own node refuses.
+            if self.mode == Mode::Eager && !self.grad_sizes.is_empty() {
+                self.check_grad_sizes(node, 0, view.base);
+            }
             let t = &mut self.tensors[id];
             t.grad_fn = Some(node);
             t.attr_version = current;
