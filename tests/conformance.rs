@@ -220,10 +220,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_view_replay.tp:swapdims_then_as_strided_",
         "unmodelled, see the comment",
     ),
-    (
-        "random/regress_eager_misc.tp:as_strided_view_then_unsqueeze_no_grad",
-        "unmodelled, see the comment",
-    ),
     // PyTorch's inference_mode KeyError: a view of an inference base is not modelled
     (
         "random/regress_inference_mode_keyerror.tp:view_of_inference_base_ok",

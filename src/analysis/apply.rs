@@ -245,6 +245,38 @@ type NamedInputs = smallvec::SmallVec<[(&'static str, Option<TensorId>); 4]>;
 /// `pad.reflect`), spelled as `ops::saved`'s table spells it. A variant the
 /// table has no row for is the plain name, which is the row `lookup` falls
 /// back to for it.
+/// conv2d with padding='same' that needs uneven padding pads the input
+/// with constant_pad_nd first (`_convolution_mode`): the convolution then
+/// saves that copy, not the input.
+fn conv_same_pads_input(it: &Interp, a: &Args) -> bool {
+    if !matches!(a.get("padding"), Value::Str(m) if &**m == "same") {
+        return false;
+    }
+    let Ok(w) = a.tensor("weight") else {
+        return false;
+    };
+    let kernel: Option<Vec<i64>> =
+        it.m.t(w)
+            .sizes()
+            .iter()
+            .skip(2)
+            .map(SymInt::as_int)
+            .collect();
+    let dilation: Vec<i64> = match a.get("dilation") {
+        Value::Int(d) => d.as_int().into_iter().collect(),
+        v => v
+            .sequence()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|x| match x {
+                Value::Int(d) => d.as_int(),
+                _ => None,
+            })
+            .collect(),
+    };
+    kernel.is_some_and(|k| crate::ops::saved::conv_same_pads_input(&k, &dilation))
+}
+
 fn saved_variant(a: &Args) -> &'static str {
     let name = a.op.name.trim_end_matches('_');
     let overload = match name {
@@ -255,6 +287,11 @@ fn saved_variant(a: &Args) -> &'static str {
         },
         "pad" => match a.get("mode") {
             Value::Str(m) if &**m != "constant" => &**m,
+            _ => return name,
+        },
+        // p='nuc' is linalg_matrix_norm's svdvals: nothing the user holds.
+        "norm" => match a.get("p") {
+            Value::Str(p) if &**p == "nuc" => "nuc",
             _ => return name,
         },
         _ => return name,
@@ -483,8 +520,13 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                 outs.push(it.m.fresh(m, span, op.name));
             }
             let named = named_inputs(&a);
+            let variant = if op.name == "conv2d" && conv_same_pads_input(it, &a) {
+                "conv2d.padded"
+            } else {
+                saved_variant(&a)
+            };
             let node =
-                it.m.record_history(saved_variant(&a), false, &named, &outs, span)
+                it.m.record_history(variant, false, &named, &outs, span)
                     .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 scatter_src_grad(it, op, &a, node);
@@ -2569,8 +2611,11 @@ fn advanced_index(
             let meta =
                 it.m.contiguous_meta(sizes, st.dtype)
                     .map_err(|e| op_error(e, span))?;
+            // index.Tensor saves its indices as given: the mask too.
+            let mut inputs = vec![("self", Some(src))];
+            inputs.extend(adv.iter().map(|(_, t)| ("indices", Some(*t))));
             let out =
-                it.m.op_result(meta, "index", &[("self", Some(src))], span)
+                it.m.op_result(meta, "index", &inputs, span)
                     .map_err(|e| op_error(e, span))?;
             return Ok(Value::Tensor(out));
         }
@@ -6065,6 +6110,25 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "other",
                 "torch.clamp: At least one of 'min' or 'max' must not be None",
             ));
+        }
+        // clamp has a Tensor? overload and a Scalar? one: a tensor bound and
+        // a number bound match neither.
+        if rule == "clamp" && !op.name.starts_with("clamp_m") {
+            let kind = |v: &Value| match v {
+                Value::Tensor(_) => Some("Tensor"),
+                Value::Int(_) => Some("int"),
+                Value::Float(_) => Some("float"),
+                _ => None,
+            };
+            if let (Some(lo), Some(hi)) = (kind(a.get("min")), kind(a.get("max"))) {
+                if (lo == "Tensor") != (hi == "Tensor") {
+                    return Err(oe(
+                        "other",
+                        format!("{}() received an invalid combination of arguments - got (Tensor, {lo}, {hi})", op.name),
+                    )
+                    .help("give both bounds as tensors or both as numbers"));
+                }
+            }
         }
         let cond;
         let mut vals: smallvec::SmallVec<[&Value; 4]> = names.iter().map(|n| a.get(n)).collect();

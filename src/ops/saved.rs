@@ -326,6 +326,7 @@ pub static TABLE: &[OpSaves] = &[
     row("erf", true, S, NONE),
     row("mish", false, S, SELF),
     comp("selu", false, S, SELF, "elu(self, alpha, scale)"),
+    comp("selu", true, S, RESULT, "elu_(self, alpha, scale): elu_'s own formula, on the result"),
     comp("relu6", false, S, SELF, "hardtanh(self, 0, 6)"),
     row("hardsigmoid", false, S, SELF),
     row("hardswish", false, S, SELF),
@@ -572,6 +573,13 @@ pub static TABLE: &[OpSaves] = &[
             "convolution",
         ),
         "numeric padding; a multi-input formula, so no requires-grad guard; bias is not saved",
+    ),
+    comp(
+        "conv2d.padded",
+        false,
+        &["input", "weight", "bias", "stride", "padding", "dilation", "groups"],
+        &[In(1, A)],
+        "padding='same' that pads the input first (conv_same_pads_input): convolution saves the padded copy and the weight",
     ),
     exactness(
         noted(
