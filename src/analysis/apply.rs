@@ -599,6 +599,7 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
     let sizes_of = |d: &Dims| show(d);
     match name {
         "index_fill" => {
+            eager_scalar_fits(it, t.dtype, a.get("value"))?;
             if ix_dim > 1 {
                 return Err(oe("other", "Index has to be a vector/scalar"));
             }
@@ -2868,6 +2869,10 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     let (dst, mut advanced) =
         it.dispatched_view(entry, |it| apply_slicing(it, t, &items, span, false))?;
     resolve_known_masks(it, dst, &mut advanced, span)?;
+    // A number is converted to the tensor's dtype first, in both runs.
+    if let Some(e) = scalar_overflow(it.m.t(t).dtype, &value) {
+        return Err(op_error(e, span));
+    }
     if !advanced.is_empty() {
         let vals = match value {
             Value::Tensor(v) => Value::Tensor(v),
@@ -3745,14 +3750,30 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
         // analysis; the ops whose meta is torch._refs' `_make_inplace` end in
         // a copy_ into self, whose meta refuses internal overlap, as does
         // the copy_ back of `<<=` and `>>=`.
+        // (logical_not_ keeps eager's TensorIterator check only.) addmm_ and
+        // baddbmm_ are `register_inplace` decompositions and cumsum_,
+        // cumprod_, tril_ and triu_ `_make_inplace` refs: the out-of-place
+        // op, then a copy_ into self.
         _ if it.m.mode == Mode::Analysis => {
             (matches!(
                 a.op.rule,
                 "unary" | "unary_float" | "unary_bool" | "unary_int"
-            ) && a.op.name.trim_end_matches('_') != "relu")
+            ) && !matches!(a.op.name.trim_end_matches('_'), "relu" | "logical_not"))
                 || resizes_self(a.op, a)
-                || matches!(op, "__ilshift__" | "__irshift__")
+                || matches!(
+                    op,
+                    "__ilshift__"
+                        | "__irshift__"
+                        | "addmm_"
+                        | "baddbmm_"
+                        | "cumsum_"
+                        | "cumprod_"
+                        | "tril_"
+                        | "triu_"
+                )
         }
+        // Structured kernels that write without an overlap assert.
+        "tril_" | "triu_" | "baddbmm_" => false,
         "fill_" => it.m.mode == Mode::Eager && matches!(a.get("value"), Value::Tensor(_)),
         "zero_" | "normal_" | "uniform_" | "bernoulli_" | "random_" | "exponential_"
         | "index_put_" | "index_add_" | "index_copy_" | "index_fill_" | "masked_fill_"
@@ -4492,6 +4513,7 @@ fn inplace_result(
     match op.rule {
         "fill" => {
             random_bounds(it, op.name, a)?;
+            eager_scalar_fits(it, t.dtype, a.get("value"))?;
             if let (Value::Tensor(v), Mode::Eager) = (a.get("value"), it.m.mode) {
                 // (The analysis's fill.Tensor takes any value tensor.)
                 let nd = it.m.t(*v).sizes().len();
@@ -5208,6 +5230,23 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             ));
         }
     }
+    eager_scalar_fits(it, dtype, a.get("fill_value"))?;
+    if op.rule == "tensor" && dtype.is_integral() {
+        // torch.tensor stores each number (store_scalar), in both runs;
+        // into a floating dtype a plain cast (1e40 becomes inf).
+        if let Some(e) = literal_numbers(a.get("data"))
+            .iter()
+            .find_map(|v| scalar_overflow(dtype, v))
+        {
+            return Err(OpError {
+                message: format!(
+                    "value cannot be converted to type {} without overflow",
+                    dtype.name()
+                ),
+                ..e
+            });
+        }
+    }
     if requires_grad && !dtype.can_require_grad() {
         // Factories word it with a capital "Only", which the oracle files under `other`.
         return Err(oe(
@@ -5297,6 +5336,24 @@ fn literal_index_select_check(
     Ok(())
 }
 
+/// The numbers of a literal (a number, or nested lists and tuples of them).
+fn literal_numbers(v: &Value) -> Vec<Value> {
+    fn walk(v: &Value, out: &mut Vec<Value>, depth: usize) {
+        match v {
+            Value::Int(_) | Value::Float(_) => out.push(v.clone()),
+            Value::List(_) | Value::Tuple(_) if depth < 64 => {
+                for x in v.sequence().unwrap_or_default() {
+                    walk(&x, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut out, 0);
+    out
+}
+
 /// The values of a list of literal ints (or one int), nested lists
 /// flattened in order.
 fn literal_ints(v: &Value) -> Option<Vec<i64>> {
@@ -5332,13 +5389,70 @@ fn scatter_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
     literal_index_bounds(it, me, d, ix)
 }
 
+/// c10's `overflows<To>(value)` for a Python number converted to `dtype`
+/// (`Scalar::to<T>` → `checked_convert`): an int out of the integer type's
+/// range (an unsigned one also takes negatives down to -max, which wrap),
+/// or a float out of the type's finite range (NaN into an integer type;
+/// infinities and NaN fit a floating one). Bool and complex never overflow.
+fn scalar_overflow(dtype: DType, v: &Value) -> Option<OpError> {
+    let (lo, hi, name): (f64, f64, &str) = match dtype {
+        DType::U8 => (0.0, 255.0, "uint8_t"),
+        DType::I8 => (-128.0, 127.0, "int8_t"),
+        DType::I16 => (-32768.0, 32767.0, "int16_t"),
+        DType::I32 => (-2147483648.0, 2147483647.0, "int"),
+        DType::I64 => (-9.223372036854776e18, 9.223372036854776e18, "int64_t"),
+        DType::F16 => (-65504.0, 65504.0, "at::Half"),
+        DType::BF16 => (
+            -3.3895313892515355e38,
+            3.3895313892515355e38,
+            "at::BFloat16",
+        ),
+        DType::F32 => (-3.4028234663852886e38, 3.4028234663852886e38, "float"),
+        DType::F64 | DType::Bool | DType::C64 | DType::C128 => return None,
+    };
+    let over = match v {
+        Value::Int(i) => {
+            let i = i.as_int()? as f64;
+            if dtype == DType::U8 {
+                !(-hi..=hi).contains(&i)
+            } else {
+                dtype != DType::I64 && !(lo..=hi).contains(&i)
+            }
+        }
+        Value::Float(f) => {
+            if dtype.is_integral() {
+                f.is_nan() || *f < lo || *f > hi
+            } else {
+                f.is_finite() && (*f < lo || *f > hi)
+            }
+        }
+        _ => false,
+    };
+    over.then(|| {
+        oe(
+            "other",
+            format!("value cannot be converted to type {name} without overflow"),
+        )
+        .help(format!("the number does not fit torch.{}", dtype.name()))
+    })
+}
+
+/// `scalar_overflow` in eager only: the analysis's fake kernels never
+/// convert the number.
+fn eager_scalar_fits(it: &Interp, dtype: DType, v: &Value) -> OpResult<()> {
+    match (it.m.mode, scalar_overflow(dtype, v)) {
+        (Mode::Eager, Some(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// masked_fill's value: a tensor must be 0-dim (torch._refs' check, and
 /// the C++ kernel's), and a complex value does not go into a real tensor
 /// (the refs' `is_weakly_lesser_type`; eager's cast of its nonzero
 /// imaginary part overflows).
 fn masked_fill_value(it: &Interp, dtype: DType, value: &Value) -> OpResult<()> {
     let Value::Tensor(v) = value else {
-        return Ok(());
+        return eager_scalar_fits(it, dtype, value);
     };
     let vt = it.m.t(*v);
     let nd = vt.sizes().len();
@@ -6120,6 +6234,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 Value::Float(_) => Some("float"),
                 _ => None,
             };
+            // Number bounds are converted to self's dtype (eager).
+            if let Value::Tensor(me) = a.get("self") {
+                let dtype = it.m.t(*me).dtype;
+                eager_scalar_fits(it, dtype, a.get("min"))?;
+                eager_scalar_fits(it, dtype, a.get("max"))?;
+            }
             if let (Some(lo), Some(hi)) = (kind(a.get("min")), kind(a.get("max"))) {
                 if (lo == "Tensor") != (hi == "Tensor") {
                     return Err(oe(
@@ -7035,6 +7155,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "index_select(): Index is supposed to be a vector"));
             }
             let n = is.first().cloned().unwrap_or(SymInt::int(1));
+            // Eager's kernel checks the index dtype; the meta does not.
+            if it.m.mode == Mode::Eager && !matches!(it.m.t(ix).dtype, DType::I64 | DType::I32) {
+                return Err(oe("other", "index_select(): Expected dtype int32 or int64 for index"));
+            }
             if let Some(values) = it.m.literal_values(ix) {
                 literal_index_select_check(it, t, d, &values)?;
             }
@@ -7133,6 +7257,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let x = a.tensor("input")?;
             let t = it.m.t(x).clone();
             let pad = a.syms("pad")?;
+            eager_scalar_fits(it, t.dtype, a.get("value"))?;
             if pad.len() % 2 != 0 {
                 return Err(oe("other", "Padding length must be divisible by 2"));
             }
