@@ -4,6 +4,41 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
+    // Output layouts the audit found that tpi does not model yet
+    // (tests/oracle/audit_layout_2.tp): size-0 channels_last tensors, the
+    // tangents of size-0 outputs, and inputs that are both contiguous and
+    // channels_last (size-1 dims) going through ops that decompose into
+    // elementwise refs in the analysis.
+    ("audit_layout_2.tp:amb_index_add__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_index_add__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_layer_norm__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_layer_norm__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_layer_norm_wb__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_layer_norm_wb__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_log_softmax1__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_log_softmax1__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_stack__n1cl", "stack's layout of an ambiguous size-1 dim"),
+    ("audit_layout_2.tp:amb_tril__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:amb_triu__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:triu__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:v4_layer_norm_w__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:v4_layer_norm_w__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    ("audit_layout_2.tp:v_chunk__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
+    ("audit_layout_2.tp:v_float64__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
+    ("audit_layout_2.tp:v_split0__zs", "a size-0 output's tangent gets contiguous strides in PyTorch"),
+    ("audit_layout_2.tp:v_split0__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
+    ("audit_layout_2.tp:v_unbind__zs", "a size-0 output's tangent gets contiguous strides in PyTorch"),
+    ("audit_layout_2.tp:zs_clone_cl_0345", "size-0 channels_last layouts through TensorIterator not modelled"),
+    ("audit_layout_2.tp:zs_clone_cl_2305", "size-0 channels_last layouts through TensorIterator not modelled"),
+    ("audit_layout_2.tp:zs_clone_cl_2340", "size-0 channels_last layouts through TensorIterator not modelled"),
+    ("audit_layout_2.tp:zs_in_c_0345", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
+    ("audit_layout_2.tp:zs_in_c_2011", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
+    ("audit_layout_2.tp:zs_in_c_2045", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
+    ("audit_layout_2.tp:zs_in_c_2305", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
+    ("audit_layout_2.tp:zs_in_c_2340", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
+    ("audit_layout_2.tp:zs_in_cl_0345", "size-0 channels_last layouts through TensorIterator not modelled"),
+    ("audit_layout_2.tp:zs_in_cl_2305", "size-0 channels_last layouts through TensorIterator not modelled"),
+    ("audit_layout_2.tp:zs_in_cl_2340", "size-0 channels_last layouts through TensorIterator not modelled"),
     // Eager value checks the audit found that tpi does not model yet
     // (tests/oracle/audit_eager_2.tp): a number that overflows through
     // where's wrapped scalar; randint's and random_'s from/to range for the

@@ -868,6 +868,10 @@ struct Pointwise {
     sizes: Dims,
     dtype: DType,
     tensors: smallvec::SmallVec<[TensorId; 4]>,
+    /// TensorIterator's common dtype (`compute_types`): an input of
+    /// another dtype is replaced by `input.to(common)` before the strides
+    /// are computed.
+    common: DType,
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
@@ -915,10 +919,13 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         "int" => common,
         _ => common,
     };
+    // Integer inputs of the "float" ops are promoted (promote_integer_inputs_to_float).
+    let common = if dtype_rule == "float" { dtype } else { common };
     Ok(Pointwise {
         sizes,
         dtype,
         tensors,
+        common,
     })
 }
 
@@ -964,7 +971,34 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
 }
 
 fn pointwise_meta(it: &mut Interp, p: Pointwise) -> OpResult<Meta> {
-    let strides = iter_strides(it, &p.sizes, &p.tensors)?;
+    let m = &mut it.m;
+    let converted = p.tensors.iter().any(|&t| m.tensors[t].dtype != p.common);
+    let strides = if converted {
+        // `.to(common)` keeps a dense input's strides and lays a non-dense
+        // one (expanded, stepped) out densely (preserve_format): its zero
+        // strides no longer step aside in the permutation.
+        let mut owned: smallvec::SmallVec<[(Dims, Dims); 4]> = smallvec::SmallVec::new();
+        for &t in &p.tensors {
+            let t = &m.tensors[t];
+            let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
+            // (_to_copy keeps a dense input's strides exactly, size-1 dims too.)
+            let strides = if t.dtype != p.common
+                && !shape::is_non_overlapping_and_dense(&sizes, &strides, &mut m.sizes)
+            {
+                shape::like_strides(&sizes, &strides, MemoryFormat::Preserve, &mut m.sizes)?
+            } else {
+                strides
+            };
+            owned.push((sizes, strides));
+        }
+        let operands: smallvec::SmallVec<[IterOperand; 4]> = owned
+            .iter()
+            .map(|(sizes, strides)| IterOperand { sizes, strides })
+            .collect();
+        shape::iterator_output_strides(&p.sizes, &operands, &mut m.sizes)?
+    } else {
+        iter_strides(it, &p.sizes, &p.tensors)?
+    };
     Ok(Meta {
         sizes: p.sizes,
         strides,
@@ -7279,7 +7313,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     return Err(oe("other", "The input size after padding is negative"));
                 }
             }
-            let f = shape::suggest_memory_format(t.sizes(), t.strides(), &mut it.m.sizes);
+            // constant_pad_nd keeps the input's suggested format; the
+            // analysis's metas of the other modes (`_pad2d_common` and
+            // kin) return `input.new_empty(...)`: contiguous.
+            let constant = matches!(a.get("mode"), Value::None)
+                || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
+            let f = if constant || it.m.mode == Mode::Eager {
+                shape::suggest_memory_format(t.sizes(), t.strides(), &mut it.m.sizes)
+            } else {
+                MemoryFormat::Contiguous
+            };
             let strides = shape::format_strides(&sizes, f, &mut it.m.sizes)?;
             Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }

@@ -268,12 +268,14 @@ pub fn format_strides(sizes: &[SymInt], format: MemoryFormat, s: &mut Sizes) -> 
         }
         _ => return contiguous_strides(sizes, s),
     };
+    // c10's get_channels_last_strides_2d/3d (and torch._prims_common's
+    // make_channels_last_strides_for, "consistent with eager") multiply the
+    // raw sizes: a size-0 dim zeroes the strides outside it.
     let mut strides = smallvec![SymInt::int(1); sizes.len()];
     let mut acc = SymInt::int(1);
     for &d in order {
         strides[d] = acc.clone();
-        let m = s.max1(&sizes[d]);
-        acc = s.mul(&acc, &m)?;
+        acc = s.mul(&acc, &sizes[d])?;
     }
     Ok(strides)
 }
