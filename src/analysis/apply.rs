@@ -1618,17 +1618,20 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     ));
                 }
             }
-            let mut order: Vec<Option<usize>> = vec![None; nd];
-            for (&s, &d) in src.iter().zip(&dst) {
-                order[d] = Some(s);
+            // A 0-d tensor takes dim 0 (or -1) and comes back as it is.
+            if nd > 0 {
+                let mut order: Vec<Option<usize>> = vec![None; nd];
+                for (&s, &d) in src.iter().zip(&dst) {
+                    order[d] = Some(s);
+                }
+                let mut rest = (0..nd).filter(|d| !src.contains(d));
+                let perm: Vec<usize> = order
+                    .into_iter()
+                    .map(|o| o.unwrap_or_else(|| rest.next().unwrap_or(0)))
+                    .collect();
+                meta.sizes = perm.iter().map(|&d| t.sizes()[d].clone()).collect();
+                meta.strides = perm.iter().map(|&d| t.strides()[d].clone()).collect();
             }
-            let mut rest = (0..nd).filter(|d| !src.contains(d));
-            let perm: Vec<usize> = order
-                .into_iter()
-                .map(|o| o.unwrap_or_else(|| rest.next().unwrap_or(0)))
-                .collect();
-            meta.sizes = perm.iter().map(|&d| t.sizes()[d].clone()).collect();
-            meta.strides = perm.iter().map(|&d| t.strides()[d].clone()).collect();
         }
         "squeeze" => {
             let dims: Vec<usize> = match a.opt_dims(it, "dim")? {
@@ -4452,32 +4455,37 @@ fn random_bounds(it: &Interp, op: &str, a: &Args) -> OpResult<()> {
                     )
                     .help(help));
                 }
-                // check_from_to_in_range, for integral tensors.
                 let dtype = it.m.t(a.tensor("self")?).dtype;
-                let range = match dtype {
-                    DType::Bool => Some((0.0, 1.0)),
-                    DType::U8 => Some((0.0, 255.0)),
-                    DType::I8 => Some((-128.0, 127.0)),
-                    DType::I16 => Some((-32768.0, 32767.0)),
-                    DType::I32 => Some((-2147483648.0, 2147483647.0)),
-                    _ => None,
-                };
-                if let Some((min, max)) = range {
-                    let name = cpp_type_name(dtype);
-                    if from < min || from > max {
-                        return Err(
-                            oe("other", format!("from is out of bounds for {name}")).help(help)
-                        );
-                    }
-                    if to - 1.0 < min || to - 1.0 > max {
-                        return Err(
-                            oe("other", format!("to - 1 is out of bounds for {name}")).help(help)
-                        );
-                    }
-                }
+                from_to_in_range(dtype, from, to)?;
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// check_from_to_in_range (eager random_, and randint/randint_like, which
+/// fill through it): `from` and `to - 1` within the dtype's range.
+fn from_to_in_range(dtype: DType, from: f64, to: f64) -> OpResult<()> {
+    let range = match dtype {
+        DType::Bool => (0.0, 1.0),
+        DType::U8 => (0.0, 255.0),
+        DType::I8 => (-128.0, 127.0),
+        DType::I16 => (-32768.0, 32767.0),
+        DType::I32 => (-2147483648.0, 2147483647.0),
+        DType::F16 => (-65504.0, 65504.0),
+        DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
+        DType::F32 => (-3.4028234663852886e38, 3.4028234663852886e38),
+        _ => return Ok(()),
+    };
+    let (min, max) = range;
+    let name = cpp_type_name(dtype);
+    let help = "check the distribution's parameters";
+    if from < min || from > max {
+        return Err(oe("other", format!("from is out of bounds for {name}")).help(help));
+    }
+    if to - 1.0 < min || to - 1.0 > max {
+        return Err(oe("other", format!("to - 1 is out of bounds for {name}")).help(help));
     }
     Ok(())
 }
@@ -5147,6 +5155,9 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                     "check_random_bounds handles only integral, floating-point and boolean types",
                 ));
             }
+            if let (Some(high), Mode::Eager) = (high, it.m.mode) {
+                from_to_in_range(dtype, low as f64, high as f64)?;
+            }
             (size, dtype, None)
         }
         "arange"
@@ -5244,6 +5255,19 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 (Some(d), _, _) => d,
                 (None, _, _) => t.dtype,
             };
+            if op.name == "randint_like" && it.m.mode == Mode::Eager {
+                let int = |v: &Value| match v {
+                    Value::Int(i) => i.as_int(),
+                    _ => None,
+                };
+                let (low, high) = match (int(a.get("a")), int(a.get("b"))) {
+                    (Some(h), None) => (0, Some(h)),
+                    (l, h) => (l.unwrap_or(0), h),
+                };
+                if let Some(high) = high {
+                    from_to_in_range(dtype, low as f64, high as f64)?;
+                }
+            }
             (t.sizes().clone(), dtype, Some(strides))
         }
         "new" => {
@@ -7150,6 +7174,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => return Err(oe("arguments", "repeat_interleave(): repeats must be an int or a tensor")),
             };
             let int_repeats = !matches!(a.get("repeats"), Value::Tensor(_));
+            if int_repeats && it.m.sizes.lt_int(&r, 0) {
+                return Err(oe("other", "Repeats must be non-negative"));
+            }
             if let (true, Some(me)) = (int_repeats, me) {
                 // at::repeat_interleave_symint unsqueezes (and flattens) self.
                 it.m.check_composite_view(me, op.name)?;
