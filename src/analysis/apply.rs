@@ -1513,7 +1513,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     ),
                 ));
             }
-            for s in sizes.iter().chain(&strides) {
+            for s in &sizes {
                 if it.m.sizes.lt_int(s, 0) {
                     return Err(oe(
                         "other",
@@ -1521,9 +1521,20 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     ));
                 }
             }
+            // Negative strides: only eager's setStrided refuses them (the
+            // analysis's meta takes them).
+            if it.m.mode == Mode::Eager && strides.iter().any(|s| it.m.sizes.lt_int(s, 0)) {
+                return Err(oe(
+                    "other",
+                    format!("as_strided: Negative strides are not supported at the moment, got strides: {}", show(&strides)),
+                ));
+            }
             meta.sizes = sizes;
             meta.strides = strides;
             if let Value::Int(o) = a.get("storage_offset") {
+                if it.m.sizes.lt_int(o, 0) {
+                    return Err(oe("other", format!("Tensor: invalid storage offset {o}")));
+                }
                 meta.offset = o.clone();
             }
             if it.m.mode == Mode::Eager {
@@ -7212,10 +7223,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
             let ix = a.tensor("index")?;
             let is = it.m.t(ix).sizes().clone();
-            if is.len() > 1 {
+            // (meta_index_select takes any index rank; eager's kernel does not.)
+            if is.len() > 1 && it.m.mode == Mode::Eager {
                 return Err(oe("other", "index_select(): Index is supposed to be a vector"));
             }
-            let n = is.first().cloned().unwrap_or(SymInt::int(1));
+            let n = it.m.sizes.prod(&is)?;
             // Eager's kernel checks the index dtype; the meta does not.
             if it.m.mode == Mode::Eager && !matches!(it.m.t(ix).dtype, DType::I64 | DType::I32) {
                 return Err(oe("other", "index_select(): Expected dtype int32 or int64 for index"));
