@@ -515,6 +515,26 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if let Some(v) = result_fixups {
                 return Ok(v);
             }
+            // These ops' autograd kernels make a node whenever an input
+            // requires grad, and set_history asserts a differentiable
+            // result: an integer one fails (`x.sum(dtype=torch.int32)`,
+            // an int tensor masked_fill'ed with a float that requires grad).
+            if matches!(
+                op.name,
+                "sum" | "prod" | "cumsum" | "cumprod" | "nansum" | "masked_fill" | "index_fill"
+            ) && metas.iter().any(|m| !m.dtype.can_require_grad())
+            {
+                let named = named_inputs(&a);
+                let present: smallvec::SmallVec<[TensorId; 4]> =
+                    named.iter().filter_map(|(_, t)| *t).collect();
+                if it.m.records_grad(&present, DType::F32) {
+                    return Err(op_error(
+                        oe("other", "isDifferentiableType(variable.scalar_type()) INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/functions/utils.h\":74, please report a bug to PyTorch.")
+                            .help("an integer result cannot carry gradients: detach the input, or reduce in a floating dtype and convert after"),
+                        span,
+                    ));
+                }
+            }
             let mut outs = smallvec::SmallVec::<[TensorId; 2]>::new();
             for m in metas {
                 outs.push(it.m.fresh(m, span, op.name));
