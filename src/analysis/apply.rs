@@ -6755,6 +6755,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if dt1 == DType::Bool && it.m.mode == Mode::Eager && (rule == "mm" || (rule == "matmul" && t.sizes().len() == 2 && ot.sizes().len() == 2)) {
                 return Err(oe("other", "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
             }
+            // Two vectors: torch._refs.dot's own dtype check (matmul of two
+            // 1-d tensors is dot), before eager's kernel.
+            if dt1 != dt2
+                && it.m.mode == Mode::Analysis
+                && (rule == "dot" || (rule == "matmul" && t.sizes().len() == 1 && ot.sizes().len() == 1))
+            {
+                return Err(oe("other", format!("dot : expected both vectors to have same dtype, but found {} and {}", torch_type_name(dt1), torch_type_name(dt2))));
+            }
             let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
             if it.m.inference_mode || !it.m.grown_by_resize.is_empty() {
                 // The operands the decomposition views (torch._decomp's matmul).
@@ -6786,8 +6794,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let ends_in_mm = analysis_mixed
                 && (rule == "mm"
                     || (rule == "matmul" && d2 == 2 && (d1 == 2 || (d1 >= 3 && matmul_folds(it, t, &ot, x, o)))));
+            // bmm's meta (common_meta_baddbmm_bmm) makes its result with
+            // batch2's dtype.
             let dtype = if ends_in_mm {
                 dt1
+            } else if analysis_mixed && rule == "bmm" {
+                dt2
             } else {
                 DType::promote(dt1, dt2)
             };
