@@ -245,38 +245,6 @@ type NamedInputs = smallvec::SmallVec<[(&'static str, Option<TensorId>); 4]>;
 /// `pad.reflect`), spelled as `ops::saved`'s table spells it. A variant the
 /// table has no row for is the plain name, which is the row `lookup` falls
 /// back to for it.
-/// conv2d with padding='same' that needs uneven padding pads the input
-/// with constant_pad_nd first (`_convolution_mode`): the convolution then
-/// saves that copy, not the input.
-fn conv_same_pads_input(it: &Interp, a: &Args) -> bool {
-    if !matches!(a.get("padding"), Value::Str(m) if &**m == "same") {
-        return false;
-    }
-    let Ok(w) = a.tensor("weight") else {
-        return false;
-    };
-    let kernel: Option<Vec<i64>> =
-        it.m.t(w)
-            .sizes()
-            .iter()
-            .skip(2)
-            .map(SymInt::as_int)
-            .collect();
-    let dilation: Vec<i64> = match a.get("dilation") {
-        Value::Int(d) => d.as_int().into_iter().collect(),
-        v => v
-            .sequence()
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|x| match x {
-                Value::Int(d) => d.as_int(),
-                _ => None,
-            })
-            .collect(),
-    };
-    kernel.is_some_and(|k| crate::ops::saved::conv_same_pads_input(&k, &dilation))
-}
-
 fn saved_variant(a: &Args) -> &'static str {
     let name = a.op.name.trim_end_matches('_');
     let overload = match name {
@@ -519,12 +487,12 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // requires grad, and set_history asserts a differentiable
             // result: an integer one fails (`x.sum(dtype=torch.int32)`,
             // an int tensor masked_fill'ed with a float that requires grad).
+            let named = named_inputs(&a);
             if matches!(
                 op.name,
                 "sum" | "prod" | "cumsum" | "cumprod" | "nansum" | "masked_fill" | "index_fill"
             ) && metas.iter().any(|m| !m.dtype.can_require_grad())
             {
-                let named = named_inputs(&a);
                 let present: smallvec::SmallVec<[TensorId; 4]> =
                     named.iter().filter_map(|(_, t)| *t).collect();
                 if it.m.records_grad(&present, DType::F32) {
@@ -539,14 +507,8 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             for m in metas {
                 outs.push(it.m.fresh(m, span, op.name));
             }
-            let named = named_inputs(&a);
-            let variant = if op.name == "conv2d" && conv_same_pads_input(it, &a) {
-                "conv2d.padded"
-            } else {
-                saved_variant(&a)
-            };
             let node =
-                it.m.record_history(variant, false, &named, &outs, span)
+                it.m.record_history(saved_variant(&a), false, &named, &outs, span)
                     .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 scatter_src_grad(it, op, &a, node);
@@ -8793,6 +8755,13 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     };
     let strides = shape::format_strides(&sizes, fmt, &mut it.m.sizes)?;
     let dtype = autocast_dtype(it, "conv2d").unwrap_or(xt.dtype);
+    // 'same' padding that pads the input first (constant_pad_nd): the
+    // convolution saves that copy, not the input.
+    let saves = if input_extra.iter().any(|e| !e.is_zero()) {
+        "conv2d.padded"
+    } else {
+        "convolution"
+    };
     if !batched {
         it.m.check_composite_view(x, "conv2d")?;
         // batchify: the unbatched input is unsqueezed, and the result is
@@ -8802,7 +8771,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         let full_meta = it.m.contiguous_meta(full, dtype)?;
         let named = named_inputs(a);
         let tmp = it.m.fresh(full_meta.clone(), span, "convolution");
-        it.m.record_history("convolution", false, &named, &[tmp], span)?;
+        it.m.record_history(saves, false, &named, &[tmp], span)?;
         let view = Meta {
             sizes: full_meta.sizes[1..].into(),
             strides: full_meta.strides[1..].into(),
@@ -8812,13 +8781,16 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         let v = it.m.view_of(tmp, view, "squeeze", false, true, span)?;
         return Ok((vec![], Some(Value::Tensor(v))));
     }
-    Ok((
-        vec![Meta {
-            sizes,
-            strides,
-            offset: SymInt::int(0),
-            dtype,
-        }],
-        None,
-    ))
+    let meta = Meta {
+        sizes,
+        strides,
+        offset: SymInt::int(0),
+        dtype,
+    };
+    if saves == "conv2d.padded" {
+        let out = it.m.fresh(meta, span, "conv2d");
+        it.m.record_history(saves, false, &named_inputs(a), &[out], span)?;
+        return Ok((vec![], Some(Value::Tensor(out))));
+    }
+    Ok((vec![meta], None))
 }

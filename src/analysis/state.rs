@@ -97,11 +97,11 @@ pub struct Machine {
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
     pub made_after_metadata_change: rustc_hash::FxHashSet<TensorId>,
-    /// The analysis's in-place metadata changes: the tensor, its geometry
-    /// before, and how many tensors existed then (the ones made before it
-    /// were made on the old geometry). Read when a view's node is
+    /// The analysis's in-place metadata changes, by tensor, in order: its
+    /// geometry before, and how many tensors existed then (the ones made
+    /// before it were made on the old geometry). Read when a view's node is
     /// regenerated (`replay_on_changed_base`). Few: such changes are rare.
-    pub metadata_changes: Vec<(TensorId, SharedGeometry, usize)>,
+    pub metadata_changes: rustc_hash::FxHashMap<TensorId, Vec<(SharedGeometry, usize)>>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -186,7 +186,7 @@ impl Machine {
             accumulators: Default::default(),
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
-            metadata_changes: Vec::new(),
+            metadata_changes: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
@@ -342,11 +342,13 @@ impl Machine {
     /// replayed; the chain stops, as passing, at any other op whose input
     /// changed.
     fn replay_on_changed_base(&mut self, id: TensorId, base: TensorId) -> OpResult<()> {
+        // The base's geometry when the view was made: before the first
+        // change that came after it.
         let Some(old) = self
             .metadata_changes
-            .iter()
-            .find(|(t, _, made)| *t == base && *made > id as usize)
-            .map(|(_, g, _)| g.clone())
+            .get(&base)
+            .and_then(|changes| changes.iter().find(|(_, made)| *made > id as usize))
+            .map(|(g, _)| g.clone())
         else {
             return Ok(());
         };
@@ -455,7 +457,7 @@ impl Machine {
                             "invalid-shape",
                             format!(
                                 "shape '{}' is invalid for input of size {numel}",
-                                show_dims(&c_sizes)
+                                shape::show(&c_sizes)
                             ),
                         )
                         .help(REPLAY_HELP));
@@ -467,7 +469,7 @@ impl Machine {
                                 "view-stride",
                                 format!(
                                     "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
-                                    show_dims(&sizes),
+                                    shape::show(&sizes),
                                     show_tuple(&strides),
                                     show_tuple(&c_sizes)
                                 ),
@@ -1798,8 +1800,11 @@ impl Machine {
         self.versions[version] += 1;
         if self.mode == Mode::Analysis {
             let before = self.tensors[target].geom.clone();
+            let made = self.tensors.len();
             self.metadata_changes
-                .push((target, before, self.tensors.len()));
+                .entry(target)
+                .or_default()
+                .push((before, made));
         }
         let geom = self.geoms.intern(sizes, strides);
         let t = &mut self.tensors[target];
@@ -1997,18 +2002,8 @@ pub fn node_name(op: &str) -> &'static str {
 
 const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, whose shape an in-place op (t_, unsqueeze_, transpose_…) changed after the view was made: make the view after that op, or clone it";
 
-/// `[2, 3]`, as PyTorch prints a size list.
-fn show_dims(d: &[SymInt]) -> String {
-    let items: Vec<String> = d.iter().map(|s| s.to_string()).collect();
-    format!("[{}]", items.join(", "))
-}
-
-/// `(2, 3)` / `(6,)`, as Python prints a tuple.
+/// `(2, 3)` / `(6,)`, as Python prints a tuple (`report::text::shape`).
 fn show_tuple(d: &[SymInt]) -> String {
     let items: Vec<String> = d.iter().map(|s| s.to_string()).collect();
-    if items.len() == 1 {
-        format!("({},)", items[0])
-    } else {
-        format!("({})", items.join(", "))
-    }
+    crate::report::text::shape(&items)
 }
