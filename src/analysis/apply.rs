@@ -4460,18 +4460,14 @@ fn random_bounds(it: &Interp, op: &str, a: &Args) -> OpResult<()> {
 /// check_from_to_in_range (eager random_, and randint/randint_like, which
 /// fill through it): `from` and `to - 1` within the dtype's range.
 fn from_to_in_range(dtype: DType, from: f64, to: f64) -> OpResult<()> {
-    let range = match dtype {
-        DType::Bool => (0.0, 1.0),
-        DType::U8 => (0.0, 255.0),
-        DType::I8 => (-128.0, 127.0),
-        DType::I16 => (-32768.0, 32767.0),
-        DType::I32 => (-2147483648.0, 2147483647.0),
-        DType::F16 => (-65504.0, 65504.0),
-        DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
-        DType::F32 => (-3.4028234663852886e38, 3.4028234663852886e38),
-        _ => return Ok(()),
+    // (int64 takes any int bound; float64 and complex are not checked.)
+    let (min, max) = match dtype {
+        DType::I64 => return Ok(()),
+        d => match value_range(d) {
+            Some(r) => r,
+            None => return Ok(()),
+        },
     };
-    let (min, max) = range;
     let name = cpp_type_name(dtype);
     let help = "check the distribution's parameters";
     if from < min || from > max {
@@ -5440,27 +5436,42 @@ fn scatter_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
     literal_index_bounds(it, me, d, ix)
 }
 
+/// `std::numeric_limits<T>::lowest()` and `max()` of a dtype, as f64:
+/// what c10's `overflows` and `check_from_to_in_range` compare with.
+/// None for float64 and complex (nothing to compare a double with).
+fn value_range(dtype: DType) -> Option<(f64, f64)> {
+    Some(match dtype {
+        DType::Bool => (0.0, 1.0),
+        DType::U8 => (0.0, 255.0),
+        DType::I8 => (-128.0, 127.0),
+        DType::I16 => (-32768.0, 32767.0),
+        DType::I32 => (-2147483648.0, 2147483647.0),
+        DType::I64 => (-9.223372036854776e18, 9.223372036854776e18),
+        DType::F16 => (-65504.0, 65504.0),
+        DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
+        DType::F32 => (-3.4028234663852886e38, 3.4028234663852886e38),
+        DType::F64 | DType::C64 | DType::C128 => return None,
+    })
+}
+
 /// c10's `overflows<To>(value)` for a Python number converted to `dtype`
 /// (`Scalar::to<T>` → `checked_convert`): an int out of the integer type's
 /// range (an unsigned one also takes negatives down to -max, which wrap),
 /// or a float out of the type's finite range (NaN into an integer type;
 /// infinities and NaN fit a floating one). Bool and complex never overflow.
 fn scalar_overflow(dtype: DType, v: &Value) -> Option<OpError> {
-    let (lo, hi, name): (f64, f64, &str) = match dtype {
-        DType::U8 => (0.0, 255.0, "uint8_t"),
-        DType::I8 => (-128.0, 127.0, "int8_t"),
-        DType::I16 => (-32768.0, 32767.0, "int16_t"),
-        DType::I32 => (-2147483648.0, 2147483647.0, "int"),
-        DType::I64 => (-9.223372036854776e18, 9.223372036854776e18, "int64_t"),
-        DType::F16 => (-65504.0, 65504.0, "at::Half"),
-        DType::BF16 => (
-            -3.3895313892515355e38,
-            3.3895313892515355e38,
-            "at::BFloat16",
-        ),
-        DType::F32 => (-3.4028234663852886e38, 3.4028234663852886e38, "float"),
+    let name = match dtype {
+        DType::U8 => "uint8_t",
+        DType::I8 => "int8_t",
+        DType::I16 => "int16_t",
+        DType::I32 => "int",
+        DType::I64 => "int64_t",
+        DType::F16 => "at::Half",
+        DType::BF16 => "at::BFloat16",
+        DType::F32 => "float",
         DType::F64 | DType::Bool | DType::C64 | DType::C128 => return None,
     };
+    let (lo, hi) = value_range(dtype)?;
     let over = match v {
         Value::Int(i) => {
             let i = i.as_int()? as f64;
