@@ -503,6 +503,21 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     ));
                 }
             }
+            // Autograd's generated kernels refuse a complex result that
+            // requires grad unless the op's derivative is known to be right
+            // for complex numbers (`throw_error_for_complex_autograd`).
+            if let Some(base) = complex_autograd_refused(op.name) {
+                let complex = metas.iter().any(|m| m.dtype.is_complex())
+                    || (op.name == "argsort"
+                        && a.tensor("self").is_ok_and(|t| it.m.t(t).dtype.is_complex()));
+                if complex {
+                    let present: smallvec::SmallVec<[TensorId; 4]> =
+                        named.iter().filter_map(|(_, t)| *t).collect();
+                    if it.m.records_grad(&present, DType::C64) {
+                        return Err(op_error(complex_autograd_error(base), span));
+                    }
+                }
+            }
             let mut outs = smallvec::SmallVec::<[TensorId; 2]>::new();
             for m in metas {
                 outs.push(it.m.fresh(m, span, op.name));
@@ -736,6 +751,64 @@ fn mark_negative_slope(it: &mut Interp, a: &Args, me: TensorId) {
     if let (true, Some(node)) = (negative, it.m.tensors[me].grad_fn) {
         it.m.nodes[node].not_implemented = Some(why);
     }
+}
+
+/// The aten op whose autograd kernel `op` reaches, when that kernel refuses
+/// complex results requiring grad: every differentiable op outside
+/// `GRADIENT_IMPLEMENTED_FOR_COMPLEX` (torchgen's gen_variable_type.py).
+/// Composite ops name the op they decompose into (`softmax` -> `_softmax`,
+/// `relu6` -> `hardtanh`, `argsort` -> `sort`); `square` (pow), `linear`,
+/// the matmul family, the reductions and index ops in that list pass.
+fn complex_autograd_refused(op: &str) -> Option<&'static str> {
+    let base = op.trim_end_matches('_');
+    Some(match base {
+        "relu" => "relu",
+        "floor" => "floor",
+        "ceil" => "ceil",
+        "round" => "round",
+        "trunc" | "fix" => "trunc",
+        "sign" => "sign",
+        "erf" => "erf",
+        "gelu" => "gelu",
+        "silu" => "silu",
+        "mish" => "mish",
+        "softplus" => "softplus",
+        "elu" | "selu" => "elu",
+        "leaky_relu" => "leaky_relu",
+        "hardtanh" | "relu6" => "hardtanh",
+        "hardsigmoid" => "hardsigmoid",
+        "hardswish" => "hardswish",
+        "logsigmoid" => "log_sigmoid_forward",
+        "clamp" | "clip" => "clamp",
+        "clamp_min" => "clamp_min",
+        "clamp_max" => "clamp_max",
+        "remainder" => "remainder",
+        "fmod" => "fmod",
+        "floor_divide" => "floor_divide",
+        "maximum" => "maximum",
+        "minimum" => "minimum",
+        "atan2" => "atan2",
+        "amax" => "amax",
+        "amin" => "amin",
+        "max" => "max",
+        "min" => "min",
+        "softmax" => "_softmax",
+        "log_softmax" => "_log_softmax",
+        "sort" | "argsort" => "sort",
+        "topk" => "topk",
+        "layer_norm" => "native_layer_norm",
+        "conv2d" => "convolution",
+        "embedding" => "embedding",
+        _ => return None,
+    })
+}
+
+fn complex_autograd_error(op: &str) -> OpError {
+    oe(
+        "other",
+        format!("{op} does not support automatic differentiation for outputs with complex dtype."),
+    )
+    .help("compute on the real and imaginary parts (`torch.view_as_real`), or detach the input")
 }
 
 fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
@@ -4082,6 +4155,13 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     let name = OpTable::get().inplace_name(op.name);
     it.m.mutate_data(me, name, &others, span)
         .map_err(|e| op_error(e, span))?;
+    // (Eager only: the analysis runs these in-place ops as the refs'
+    // `out=` form, whose autograd kernel makes no such check.)
+    if let Some(base) = complex_autograd_refused(op.name) {
+        if it.m.mode == Mode::Eager && t.dtype.is_complex() && it.m.records_grad(&inputs, t.dtype) {
+            return Err(op_error(complex_autograd_error(base), span));
+        }
+    }
     if let Some(node) = it.m.t(me).grad_fn {
         scatter_src_grad(it, op, &a, node);
     }
@@ -4257,7 +4337,9 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
             "other",
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
         )),
-        "relu" if own.is_complex() && eager => Some(oe("other", "clamp is not supported for complex types")),
+        "relu" | "clamp" | "clip" | "clamp_min" | "clamp_max" if own.is_complex() && eager => {
+            Some(oe("other", "clamp is not supported for complex types"))
+        }
         "round" if own.is_complex() => not_built("round_vml_cpu", own),
         // round(decimals=) has no integer shortcut (round_decimals_out).
         "round" if own.is_integral() && !matches!(a.get("decimals"), Value::None) => {
