@@ -1576,9 +1576,11 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     ));
                 }
             }
-            // Negative strides: only eager's setStrided refuses them (the
-            // analysis's meta takes them).
-            if it.m.mode == Mode::Eager && strides.iter().any(|s| it.m.sizes.lt_int(s, 0)) {
+            // Negative strides and storage bounds: eager's setStrided, and
+            // the in-place as_strided_ everywhere, refuse them (the
+            // analysis's as_strided meta takes them).
+            let checked = it.m.mode == Mode::Eager || a.op.name == "as_strided_";
+            if checked && strides.iter().any(|s| it.m.sizes.lt_int(s, 0)) {
                 return Err(oe(
                     "other",
                     format!("as_strided: Negative strides are not supported at the moment, got strides: {}", show(&strides)),
@@ -1592,7 +1594,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 }
                 meta.offset = o.clone();
             }
-            if it.m.mode == Mode::Eager {
+            if checked {
                 let overrun = it.m.storage_overrun(
                     t.storage,
                     &meta.sizes,
@@ -1615,6 +1617,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 a.syms("size")?
             };
             let (sizes, strides) = expand_geometry(it, &t, &target)?;
+            // The result's numel (TensorImpl's checked product).
+            if it.m.sizes.prod(&sizes).is_err() {
+                return Err(oe("other", "numel: integer multiplication overflow"));
+            }
             meta.sizes = sizes;
             meta.strides = strides;
         }
@@ -1754,6 +1760,17 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 return Err(oe("other", "narrow(): length must be non-negative."));
             }
             let size = t.sizes()[d].clone();
+            // -size <= start <= size, checked before any arithmetic.
+            let below = match (start.as_int(), size.as_int()) {
+                (Some(st), Some(sz)) => st < -sz,
+                _ => false,
+            };
+            if below || it.m.sizes.lt(&size, &start) {
+                return Err(oe(
+                    "index-out-of-range",
+                    format!("start out of range (expected to be in range of [-{size}, {size}], but got {start})"),
+                ));
+            }
             if it.m.sizes.lt_int(&start, 0) {
                 start = it.m.sizes.add(&start, &size)?;
             }
