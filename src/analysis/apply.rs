@@ -753,6 +753,65 @@ fn mark_negative_slope(it: &mut Interp, a: &Args, me: TensorId) {
     }
 }
 
+/// at::_pad_enum's checks of the non-constant modes: no fill value, a
+/// pad length its 1-d / 2-d / 3-d kernels take for this rank, then each
+/// kernel's own bounds (reflection_pad*d's metas, `_pad_circular`).
+fn pad_mode_checks(
+    it: &mut Interp,
+    a: &Args,
+    pad: &[SymInt],
+    rank: usize,
+    sizes: &Dims,
+) -> OpResult<()> {
+    let mode = match a.get("mode") {
+        Value::Str(m) if &**m != "constant" => m.clone(),
+        _ => return Ok(()),
+    };
+    let zero = match a.get("value") {
+        Value::None => true,
+        Value::Int(i) => i.as_int() == Some(0),
+        Value::Float(f) => *f == 0.0,
+        _ => false,
+    };
+    if !zero {
+        return Err(oe(
+            "other",
+            format!("Padding mode \"{mode}\" doesn't take in value argument"),
+        ));
+    }
+    if !matches!((pad.len(), rank), (2, 2 | 3) | (4, 3 | 4) | (6, 4 | 5)) {
+        return Err(oe(
+            "other",
+            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now",
+        ));
+    }
+    let nd = sizes.len();
+    for i in 0..pad.len() / 2 {
+        let d = nd - 1 - i;
+        let (l, r, size) = (&pad[2 * i], &pad[2 * i + 1], &sizes[d]);
+        match &*mode {
+            "reflect" if !(it.m.sizes.lt(l, size) && it.m.sizes.lt(r, size)) => {
+                return Err(oe(
+                    "other",
+                    format!(
+                        "Argument #{}: Padding size should be less than the corresponding input dimension, but got: padding ({l}, {r}) at dimension {d} of input {}",
+                        4 + 2 * i,
+                        show(sizes)
+                    ),
+                ));
+            }
+            "circular" if it.m.sizes.lt(size, l) || it.m.sizes.lt(size, r) => {
+                return Err(oe(
+                    "other",
+                    "Padding value causes wrapping around more than once.",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The aten op whose autograd kernel `op` reaches, when that kernel refuses
 /// complex results requiring grad: every differentiable op outside
 /// `GRADIENT_IMPLEMENTED_FOR_COMPLEX` (torchgen's gen_variable_type.py).
@@ -7446,6 +7505,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if pad.len() / 2 > t.sizes().len() {
                 return Err(oe("other", "Padding length should be less than or equal to two times the input dimension"));
             }
+            pad_mode_checks(it, a, &pad, python_rank, t.sizes())?;
             let mut sizes = t.sizes().clone();
             let nd = sizes.len();
             for i in 0..pad.len() / 2 {
