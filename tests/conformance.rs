@@ -32,21 +32,14 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ("audit_dtype_1.tp:test_where_c64_f16", "complex autograd errors (throw_error_for_complex_autograd) not modelled"),
     ("audit_dtype_1.tp:test_where_cond_u8", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
     ("audit_errors_1.tp:test_expand_neg_size", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_copy_2d_index", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_fill_dim_oob", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_fill_neg_dim_oob", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_index_put_float_idx", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_index_put_too_many", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_select_dim_oob", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_select_neg_dim_oob", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_ln_bool", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_ln_int", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_ln_weight_dtype", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_repeat_interleave_bad", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_select_0d", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     ("audit_errors_1.tp:test_setitem_float_tensor_idx", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_split_neg", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_split_neg_big", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     // Output layouts the audit found that tpi does not model yet
     // (tests/oracle/audit_layout_2.tp): size-0 channels_last tensors, the
     // tangents of size-0 outputs, and inputs that are both contiguous and
@@ -289,13 +282,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "inplace_functional_strides.tp:old_view_after_base_zero",
         "views other than the written one are not replayed",
-    ),
-    // After set_() to a smaller rank, index_select's Python decomposition
-    // indexes the stale size list and fails with Python's IndexError; tpi
-    // reports the real rank's dim error.
-    (
-        "stale_rank_decompositions.tp:grown_index_select",
-        "stale size list indexing not modelled",
     ),
     // A literal list index beside a tensor index whose values tpi does not
     // know: the kernel may fail first on the tensor's values, so tpi checks

@@ -556,8 +556,32 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
     let t = it.m.t(me).clone();
     let ix = it.m.t(index).clone();
     let nd = t.sizes().len();
-    let dim = shape::wrap_dim(a.int(it, "dim")?, nd.max(1))?;
     let ix_dim = ix.sizes().len();
+    let analysis = it.m.mode == Mode::Analysis;
+    // torch._refs' _index_fill checks the index rank first, then indexes
+    // a Python list with the unwrapped dim (an IndexError); _index_copy
+    // canonicalizes the dim first.
+    if analysis && name == "index_fill" && ix_dim > 1 {
+        return Err(oe(
+            "other",
+            format!("Index should have dimension 1 or 0 (got {ix_dim})"),
+        ));
+    }
+    let dim = match shape::wrap_dim(a.int(it, "dim")?, nd.max(1)) {
+        Err(_) if analysis && name == "index_fill" => {
+            return Err(oe(
+                "index-out-of-range",
+                "list assignment index out of range",
+            ));
+        }
+        d => d?,
+    };
+    if analysis && name == "index_copy" && ix_dim > 1 {
+        return Err(oe(
+            "other",
+            format!("Index should have dimension 1 or 0 (got {ix_dim})"),
+        ));
+    }
     let source = match a.get("source") {
         Value::Tensor(s) => Some(it.m.t(*s).clone()),
         _ => None,
@@ -3270,7 +3294,17 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     let n = it.m.sizes.concrete(&size, "split")?;
                     let each = it.m.sizes.concrete(s, "split")?;
                     if each < 0 {
-                        return Err(oe("split", format!("split expects split_size be non-negative, but got split_size={each}")));
+                        if it.m.mode == Mode::Analysis && n > 0 {
+                            // torch/_decomp's split: (n + each - 1) // each
+                            // chunks is 0, then `split_sizes[-1] = ...` on
+                            // the empty list.
+                            return Err(oe(
+                                "index-out-of-range",
+                                "list assignment index out of range",
+                            )
+                            .help("a split size must be positive"));
+                        }
+                        return Err(oe("other", format!("split expects split_size be non-negative, but got split_size={each}")));
                     }
                     if each == 0 {
                         if n != 0 {
@@ -7383,7 +7417,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "index_select" => {
             let t = need(&t, op)?;
-            let d = shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
+            let nd = t.sizes().len();
+            // meta_index_select indexes a Python list with the unwrapped
+            // dim (an IndexError), and not at all for a 0-d self.
+            let d = match shape::wrap_dim(a.int(it, "dim")?, nd) {
+                Err(_) if it.m.mode == Mode::Analysis && nd == 0 => 0,
+                Err(_) if it.m.mode == Mode::Analysis => {
+                    return Err(oe("index-out-of-range", "list assignment index out of range"));
+                }
+                d => d?,
+            };
             let ix = a.tensor("index")?;
             let is = it.m.t(ix).sizes().clone();
             // (meta_index_select takes any index rank; eager's kernel does not.)
