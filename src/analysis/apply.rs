@@ -7635,6 +7635,40 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if !ok {
                 return Err(oe("other", format!("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}", show(&ns), show(&ns).trim_matches(|c| c == '[' || c == ']'), show(t.sizes()))));
             }
+            let eager = it.m.mode == Mode::Eager;
+            // The analysis's decomposition takes var_mean of the input,
+            // whose dtype must be floating; eager's kernel has no integer
+            // (nor complex) instance.
+            if !t.dtype.is_floating() && (eager || !t.dtype.is_complex()) {
+                return Err(oe(
+                    "other",
+                    if eager {
+                        format!("\"LayerNormKernelImpl\" not implemented for '{}'", torch_type_name(t.dtype))
+                    } else {
+                        format!("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: torch.{}", t.dtype.name())
+                    },
+                ));
+            }
+            // Eager's CPU kernel takes parameters of another dtype only as
+            // float32 beside a bfloat16 or float16 input (is_mixed_type,
+            // check_mixed_data_type); the decomposition promotes anything.
+            if eager {
+                let mut params = smallvec::SmallVec::<[DType; 2]>::new();
+                for name in ["weight", "bias"] {
+                    if let Some(p) = a.opt_tensor(name)? {
+                        params.push(it.m.t(p).dtype);
+                    }
+                }
+                if params.iter().any(|&d| d != t.dtype) {
+                    let reduced = matches!(t.dtype, DType::BF16 | DType::F16);
+                    if params.iter().any(|&d| d != DType::F32) {
+                        return Err(oe("other", "mixed dtype (CPU): expect parameter to have scalar type of Float"));
+                    }
+                    if !reduced {
+                        return Err(oe("other", "mixed dtype (CPU): all inputs must share same datatype."));
+                    }
+                }
+            }
             let meta = contiguous(it, t.sizes().clone(), t.dtype)?;
             Ok((vec![meta], None))
         }
