@@ -39,23 +39,8 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ("audit_errors_1.tp:test_setitem_float_tensor_idx", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
     // Output layouts the audit found that tpi does not model yet
     // (tests/oracle/audit_layout_2.tp): size-0 channels_last tensors, the
-    // tangents of size-0 outputs, and inputs that are both contiguous and
-    // channels_last (size-1 dims) going through ops that decompose into
-    // elementwise refs in the analysis.
-    ("audit_layout_2.tp:amb_index_add__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_index_add__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_layer_norm__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_layer_norm__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_layer_norm_wb__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_layer_norm_wb__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_log_softmax1__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_log_softmax1__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
+    // tangents of size-0 outputs, and stack of an ambiguous layout.
     ("audit_layout_2.tp:amb_stack__n1cl", "stack's layout of an ambiguous size-1 dim"),
-    ("audit_layout_2.tp:amb_tril__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:amb_triu__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:triu__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:v4_layer_norm_w__cl1", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
-    ("audit_layout_2.tp:v4_layer_norm_w__cl11", "an input both contiguous and channels_last: the analysis's elementwise permutation keeps its strides"),
     ("audit_layout_2.tp:v_chunk__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
     ("audit_layout_2.tp:v_float64__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
     ("audit_layout_2.tp:v_split0__zs", "a size-0 output's tangent gets contiguous strides in PyTorch"),

@@ -1093,6 +1093,30 @@ fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> bool {
         })
 }
 
+/// The analysis's result layout for ops whose decomposition computes
+/// elementwise on `x.contiguous()` (softmax, log_softmax, layer_norm) or
+/// whose result otherwise follows a contiguous input (tril, triu,
+/// index_add): contiguous, except that an input `is_contiguous()` already
+/// accepts (size-1 dims with any strides, so possibly channels-last as
+/// well) goes through the elementwise rule as it is, keeping an ambiguous
+/// layout (tests/oracle/audit_layout_2.tp, `amb_*`). Eager's kernels make
+/// contiguous results.
+fn after_contiguous_strides(
+    it: &mut Interp,
+    x: Option<TensorId>,
+    sizes: &[SymInt],
+) -> OpResult<Dims> {
+    if let (Some(x), Mode::Analysis) = (x, it.m.mode) {
+        let t = it.m.t(x);
+        let (own, strides) = (t.sizes().clone(), t.strides().clone());
+        if own.len() == 4 && *own == *sizes && shape::is_contiguous(&own, &strides, &mut it.m.sizes)
+        {
+            return iter_strides(it, sizes, &[x]);
+        }
+    }
+    shape::contiguous_strides(sizes, &mut it.m.sizes)
+}
+
 fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Dims> {
     let m = &mut it.m;
     let operands: smallvec::SmallVec<[IterOperand; 4]> = tensors
@@ -6855,7 +6879,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // Both decompositions (_softmax, _log_softmax) start with
             // x.contiguous(): a channels_last input gives a contiguous result
             // (tests/oracle/softmax_layouts.tp).
-            let strides = shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?;
+            let strides = after_contiguous_strides(it, me, t.sizes())?;
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {
@@ -7500,6 +7524,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // output gets no strides, so it is contiguous.
             let strides = if matches!(rule, "index_fill" | "index_put") {
                 shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
+            } else if rule == "index_add" && op.name == "index_add" {
+                after_contiguous_strides(it, me, t.sizes())?
             } else {
                 shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
             };
@@ -7529,7 +7555,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let Value::Int(d) = a.get("diagonal") {
                 it.m.sizes.concrete(d, "diagonal")?;
             }
-            let meta = contiguous(it, t.sizes().clone(), t.dtype)?;
+            let strides = after_contiguous_strides(it, me, t.sizes())?;
+            let meta = Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype };
             Ok((vec![meta], None))
         }
         "pad" => {
@@ -7669,7 +7696,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             }
-            let meta = contiguous(it, t.sizes().clone(), t.dtype)?;
+            let strides = after_contiguous_strides(it, Some(x), t.sizes())?;
+            let meta = Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype };
             Ok((vec![meta], None))
         }
         "embedding" => {
