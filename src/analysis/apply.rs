@@ -1094,7 +1094,7 @@ fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> bool {
 }
 
 /// The analysis's result layout for ops whose decomposition computes
-/// elementwise on `x.contiguous()` (softmax, log_softmax, layer_norm) or
+/// elementwise on `x.contiguous()` (log_softmax, layer_norm) or
 /// whose result otherwise follows a contiguous input (tril, triu,
 /// index_add): contiguous, except that an input `is_contiguous()` already
 /// accepts (size-1 dims with any strides, so possibly channels-last as
@@ -6879,7 +6879,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // Both decompositions (_softmax, _log_softmax) start with
             // x.contiguous(): a channels_last input gives a contiguous result
             // (tests/oracle/softmax_layouts.tp).
-            let strides = after_contiguous_strides(it, me, t.sizes())?;
+            // (softmax's result is contiguous even then.)
+            let strides = if op.name == "log_softmax" {
+                after_contiguous_strides(it, me, t.sizes())?
+            } else {
+                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
+            };
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
         "sort" | "argsort" => {
