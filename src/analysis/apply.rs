@@ -1512,6 +1512,15 @@ fn query(
                     it.m.sizes
                         .concrete(i, "a dim")
                         .map_err(|e| op_error(e, span))?;
+                // TensorImpl::size(d) / stride(d) wrap without the scalar
+                // allowance: a 0-d tensor has no dim to read.
+                if tt.sizes().is_empty() {
+                    return Err(err(
+                        "other",
+                        format!("Dimension specified as {d} but tensor has no dimensions"),
+                        span,
+                    ));
+                }
                 shape::wrap_dim(d, tt.sizes().len())
                     .map(Some)
                     .map_err(|e| op_error(e, span))
@@ -1834,6 +1843,12 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "unflatten" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            if nd == 0 {
+                return Err(oe(
+                    "other",
+                    format!("Dimension specified as {d} but tensor has no dimensions"),
+                ));
+            }
             let parts = a.syms("sizes")?;
             if parts.is_empty() {
                 return Err(oe("other", "unflatten: sizes must be non-empty"));
@@ -5189,13 +5204,24 @@ fn tensor_repeats_size(
     if let Some(values) = it.m.known_values(repeats) {
         let total = match (&*values, me) {
             ([r], Some(me)) => {
-                let n = match a.opt_int(it, "dim")? {
-                    None => it.m.numel(me)?,
-                    Some(d) => {
-                        let sizes = it.m.t(me).sizes().clone();
-                        sizes[shape::wrap_dim(d, sizes.len())?].clone()
-                    }
-                };
+                let n =
+                    match a.opt_int(it, "dim")? {
+                        None => it.m.numel(me)?,
+                        Some(d) => {
+                            let sizes = it.m.t(me).sizes().clone();
+                            let d = shape::wrap_dim(d, sizes.len())?;
+                            match sizes.get(d) {
+                                Some(n) => n.clone(),
+                                // `input.sym_size(dim)` of a 0-d self.
+                                None => return Err(oe(
+                                    "other",
+                                    format!(
+                                        "Dimension specified as {d} but tensor has no dimensions"
+                                    ),
+                                )),
+                            }
+                        }
+                    };
                 return it.m.sizes.mul(&n, &SymInt::int(*r));
             }
             (values, _) => values.iter().sum::<i64>(),
@@ -7425,6 +7451,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 None => (smallvec![it.m.numel(me.unwrap_or(0))?], 0),
                 Some(d) => (t.sizes().clone(), shape::wrap_dim(d, t.sizes().len())?),
             };
+            if input.is_empty() {
+                // A 0-d self with a dim: `unsqueeze(dim + 1)` of a 0-d tensor.
+                return Err(oe("dim-out-of-range", format!("Dimension out of range (expected to be in range of [-1, 0], but got {})", d + 1)));
+            }
             let mut sizes = input.clone();
             let mut expanded = input;
             if int_repeats {
