@@ -41,11 +41,7 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // (tests/oracle/audit_layout_2.tp): size-0 channels_last tensors, the
     // tangents of size-0 outputs, and stack of an ambiguous layout.
     ("audit_layout_2.tp:amb_stack__n1cl", "stack's layout of an ambiguous size-1 dim"),
-    ("audit_layout_2.tp:v_chunk__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
     ("audit_layout_2.tp:v_float64__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
-    ("audit_layout_2.tp:v_split0__zs", "a size-0 output's tangent gets contiguous strides in PyTorch"),
-    ("audit_layout_2.tp:v_split0__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
-    ("audit_layout_2.tp:v_unbind__zs", "a size-0 output's tangent gets contiguous strides in PyTorch"),
     ("audit_layout_2.tp:zs_clone_cl_0345", "size-0 channels_last layouts through TensorIterator not modelled"),
     ("audit_layout_2.tp:zs_clone_cl_2305", "size-0 channels_last layouts through TensorIterator not modelled"),
     ("audit_layout_2.tp:zs_clone_cl_2340", "size-0 channels_last layouts through TensorIterator not modelled"),

@@ -5204,24 +5204,25 @@ fn tensor_repeats_size(
     if let Some(values) = it.m.known_values(repeats) {
         let total = match (&*values, me) {
             ([r], Some(me)) => {
-                let n =
-                    match a.opt_int(it, "dim")? {
-                        None => it.m.numel(me)?,
-                        Some(d) => {
-                            let sizes = it.m.t(me).sizes().clone();
-                            let d = shape::wrap_dim(d, sizes.len())?;
-                            match sizes.get(d) {
-                                Some(n) => n.clone(),
-                                // `input.sym_size(dim)` of a 0-d self.
-                                None => return Err(oe(
+                let n = match a.opt_int(it, "dim")? {
+                    None => it.m.numel(me)?,
+                    Some(d) => {
+                        let sizes = it.m.t(me).sizes().clone();
+                        let d = shape::wrap_dim(d, sizes.len())?;
+                        match sizes.get(d) {
+                            Some(n) => n.clone(),
+                            // `input.sym_size(dim)` of a 0-d self.
+                            None => {
+                                return Err(oe(
                                     "other",
                                     format!(
                                         "Dimension specified as {d} but tensor has no dimensions"
                                     ),
-                                )),
+                                ))
                             }
                         }
-                    };
+                    }
+                };
                 return it.m.sizes.mul(&n, &SymInt::int(*r));
             }
             (values, _) => values.iter().sum::<i64>(),

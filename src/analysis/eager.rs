@@ -215,8 +215,15 @@ fn invalid_gradient(
     span: crate::syntax::Span,
 ) -> Diagnostic {
     let show = crate::ops::shape::show;
+    // The contract's codes classify PyTorch's message: one naming an
+    // `...squeeze...` node (UnsqueezeBackward0/1) reads as a dim error.
+    let code = if name.contains("squeeze") {
+        "dim-out-of-range"
+    } else {
+        "other"
+    };
     Diagnostic::error(
-        "other",
+        code,
         format!(
             "Function {name} returned an invalid gradient at index {k} - got {} but expected shape compatible with {}",
             show(got),

@@ -842,8 +842,14 @@ pub fn collect(
         // to the same shape). A tensor written in place has the strides of
         // the write's functional result (`Machine::replace_value`).
         let strides = tt.strides().clone();
+        // An empty tensor is contiguous in any format, so `contiguous()`
+        // keeps what `from_fun` gave: for a view, the functional wrapper's
+        // own (contiguous) value.
+        let empty_view = tt.view.is_some() && tt.sizes().iter().any(|s| m.sizes.eq_int(s, 0));
         let fmt = shape::suggest_memory_format(tt.sizes(), &strides, &mut m.sizes);
-        let strides = if shape::is_contiguous_as(tt.sizes(), &strides, fmt, &mut m.sizes) {
+        let strides = if empty_view {
+            shape::contiguous_strides(tt.sizes(), &mut m.sizes)?
+        } else if shape::is_contiguous_as(tt.sizes(), &strides, fmt, &mut m.sizes) {
             strides
         } else {
             shape::format_strides(tt.sizes(), fmt, &mut m.sizes)?

@@ -128,6 +128,12 @@ pub struct Machine {
     /// Complex tensors with the lazy conjugate bit (`.H`, `.mH`) and their
     /// views: view_as_real refuses them.
     pub conj: rustc_hash::FxHashSet<TensorId>,
+    /// Inference tensors that have a version counter all the same: eager's
+    /// `detach()` of one outside inference_mode (shallow_copy_and_detach
+    /// with a fresh counter) can be written in place, though it is still
+    /// an inference tensor (not saveable, its views not writable;
+    /// tests/oracle/inference_detach.tp).
+    pub versioned_inference: rustc_hash::FxHashSet<TensorId>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -194,6 +200,7 @@ impl Machine {
             unfold_windows: Default::default(),
             unsafe_view_sources: Default::default(),
             conj: Default::default(),
+            versioned_inference: Default::default(),
             bound_tensors: Vec::new(),
         }
     }
@@ -983,6 +990,9 @@ impl Machine {
         if conj {
             self.conj.insert(id);
         }
+        if b.is_inference && op == "detach" && self.mode == Mode::Eager && !self.inference_mode {
+            self.versioned_inference.insert(id);
+        }
         if autograd_view && self.grad_enabled && !self.inference_mode && self.requires_grad(base) {
             let base_fn = self.grad_fn(base)?;
             if base_fn.is_none() {
@@ -1344,7 +1354,7 @@ impl Machine {
                 origin_op: t.origin_op.as_str(),
             }
         };
-        if t.is_inference && !self.inference_mode {
+        if t.is_inference && !self.inference_mode && !self.versioned_inference.contains(&target) {
             // With autograd's keys (another operand, or a wrapped number),
             // autograd's leaf check runs before the version bump fails.
             let mut operands: smallvec::SmallVec<[TensorId; 4]> = others.into();
