@@ -672,6 +672,9 @@ enum DimMap {
     Expand,
     /// The same sizes and strides (`alias`, `detach`).
     Alias,
+    /// `unfold`: its inverse is `unfold_backward`, a fresh contiguous
+    /// tensor of the base's sizes.
+    Unfold,
 }
 
 impl ViewStep<'_> {
@@ -734,6 +737,7 @@ impl ViewStep<'_> {
             "expand" | "expand_as" | "broadcast_to" => {
                 (self.sizes.len() >= bs.len()).then_some(DimMap::Expand)
             }
+            "unfold" => (self.sizes.len() == bs.len() + 1).then_some(DimMap::Unfold),
             _ => None,
         }
     }
@@ -772,7 +776,7 @@ pub fn view_inverse_strides(
             Some(strides)
         }
         DimMap::Reshape => compute_stride(view.sizes, new_strides, view.base_sizes, s)?,
-        DimMap::Expand => Some(contiguous_strides(view.base_sizes, s)?),
+        DimMap::Expand | DimMap::Unfold => Some(contiguous_strides(view.base_sizes, s)?),
     })
 }
 
@@ -806,6 +810,8 @@ pub fn view_replay_strides(
                 .collect(),
         ),
         DimMap::Reshape => compute_stride(bs, base_strides, view.sizes, s)?,
+        // (The view keeps the strides the write gave it.)
+        DimMap::Unfold => None,
         DimMap::Expand => {
             let lead = view.sizes.len() - bs.len();
             Some(
