@@ -8803,10 +8803,10 @@ fn analysis_matmul_view(
 /// mm/mv when the smaller operand requires grad, or when the larger one
 /// (as it is, not transposed) is contiguous, size-1 dims skipped.
 fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
-    let (t1, t2, t2_id) = if a.sizes().len() >= b.sizes().len() {
-        (a, b, b_id)
+    let (t1, t1_id, t2, t2_id) = if a.sizes().len() >= b.sizes().len() {
+        (a, a_id, b, b_id)
     } else {
-        (b, a, a_id)
+        (b, b_id, a, a_id)
     };
     if !(t1.sizes().len() >= 3 && t2.sizes().len() <= 2) {
         return false;
@@ -8823,10 +8823,17 @@ fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: T
     if it.m.sizes.eq_int(&numel, 0) {
         return true;
     }
+    // torch/_decomp's should_fold reads `t1.stride()`: the Python
+    // wrapper's strides, which an in-place data write does not update
+    // (`Machine::replace_value`).
+    let strides = it.m.python_geometry(t1_id).strides().clone();
+    if strides.len() != t1.sizes().len() {
+        return false;
+    }
     let mut expected = SymInt::int(1);
     for d in (0..t1.sizes().len()).rev() {
         let size = t1.sizes()[d].clone();
-        if !it.m.sizes.eq_int(&size, 1) && !it.m.sizes.eq(&t1.strides()[d], &expected) {
+        if !it.m.sizes.eq_int(&size, 1) && !it.m.sizes.eq(&strides[d], &expected) {
             return false;
         }
         match expected.mul(&size) {
