@@ -488,10 +488,32 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // result: an integer one fails (`x.sum(dtype=torch.int32)`,
             // an int tensor masked_fill'ed with a float that requires grad).
             let named = named_inputs(&a);
-            if matches!(
+            // So does any differentiable op on an integer tensor that
+            // requires grad (an in-place op wrote a value that requires
+            // grad into it): its result is an integer too.
+            let integer_input_grad = || {
+                named
+                    .iter()
+                    .filter_map(|(_, t)| *t)
+                    .any(|t| !it.m.t(t).dtype.can_require_grad() && it.m.requires_grad(t))
+            };
+            let differentiable = !matches!(
+                op.rule,
+                "compare"
+                    | "unary_bool"
+                    | "binary_int"
+                    | "unary_int"
+                    | "argmax"
+                    | "argsort"
+                    | "all"
+            );
+            if (matches!(
                 op.name,
                 "sum" | "prod" | "cumsum" | "cumprod" | "nansum" | "masked_fill" | "index_fill"
-            ) && metas.iter().any(|m| !m.dtype.can_require_grad())
+            ) && metas.iter().any(|m| !m.dtype.can_require_grad()))
+                || (differentiable
+                    && metas.first().is_some_and(|m| !m.dtype.can_require_grad())
+                    && integer_input_grad())
             {
                 let present: smallvec::SmallVec<[TensorId; 4]> =
                     named.iter().filter_map(|(_, t)| *t).collect();

@@ -145,6 +145,21 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
+        if m.integer_grad_nodes.contains(&n) {
+            // The node's consumer hands it a gradient of the integer
+            // tensor's dtype, which the engine asserts is differentiable.
+            let d = Diagnostic::error(
+                "other",
+                "isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/engine.cpp\":995, please report a bug to PyTorch.",
+                span,
+            )
+            .with_label("this in-place op wrote a value that requires grad into an integer tensor")
+            .with_help("write into a floating-point tensor, or detach the value first");
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
         if let Some(op) = not_implemented {
             if op.after_unpack() {
                 if let Some(d) = stale_saved(m, n) {

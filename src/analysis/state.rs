@@ -134,6 +134,10 @@ pub struct Machine {
     /// an inference tensor (not saveable, its views not writable;
     /// tests/oracle/inference_detach.tp).
     pub versioned_inference: rustc_hash::FxHashSet<TensorId>,
+    /// Nodes of in-place ops that made an integer tensor require grad:
+    /// the gradient backward hands that tensor trips the engine's
+    /// isDifferentiableType assert.
+    pub integer_grad_nodes: rustc_hash::FxHashSet<NodeId>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -201,6 +205,7 @@ impl Machine {
             unsafe_view_sources: Default::default(),
             conj: Default::default(),
             versioned_inference: Default::default(),
+            integer_grad_nodes: Default::default(),
             bound_tensors: Vec::new(),
         }
     }
@@ -619,12 +624,21 @@ impl Machine {
         inputs: &[(&str, Option<TensorId>)],
         outputs: &[TensorId],
     ) -> OpResult<Option<smallvec::SmallVec<[NodeId; 2]>>> {
-        let present: smallvec::SmallVec<[TensorId; 4]> =
-            inputs.iter().filter_map(|(_, t)| *t).collect();
         let dtype = outputs
             .first()
             .map(|&o| self.tensors[o].dtype)
             .unwrap_or(DType::F32);
+        self.next_edges_for(inputs, dtype)
+    }
+
+    /// `next_edges` for a result of `dtype`.
+    pub fn next_edges_for(
+        &mut self,
+        inputs: &[(&str, Option<TensorId>)],
+        dtype: DType,
+    ) -> OpResult<Option<smallvec::SmallVec<[NodeId; 2]>>> {
+        let present: smallvec::SmallVec<[TensorId; 4]> =
+            inputs.iter().filter_map(|(_, t)| *t).collect();
         if !self.records_grad(&present, dtype) {
             return Ok(None);
         }
@@ -1559,7 +1573,17 @@ impl Machine {
             smallvec::smallvec![("self", Some(target))];
         inputs.extend_from_slice(others);
         // History is recorded when there are edges to read (`next_edges`).
-        let next = self.next_edges(&inputs, &[target])?;
+        // An in-place op's generated kernel rebases `self`'s history
+        // whatever its dtype (no isDifferentiableType check, unlike
+        // set_history's): an integer `self` written with a value that
+        // requires grad then requires grad. copy_ (VariableTypeManual)
+        // checks the dtype.
+        let result_dtype = if op == "copy_" {
+            self.tensors[target].dtype
+        } else {
+            DType::F32
+        };
+        let next = self.next_edges_for(&inputs, result_dtype)?;
         let records = next.is_some();
         self.provenance.data(
             target,
@@ -1577,6 +1601,9 @@ impl Machine {
             };
             // The op's node takes the target's previous history.
             let node = self.record_node(op, true, &inputs, &[target], span, next)?;
+            if let (Some(node), false) = (node, self.tensors[target].dtype.can_require_grad()) {
+                self.integer_grad_nodes.insert(node);
+            }
             if let (Some(view), Some(node)) = (t.view, node) {
                 self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
