@@ -2505,8 +2505,13 @@ fn apply_slicing(
 ) -> R<(TensorId, Vec<(usize, TensorId)>)> {
     // applySlicing reads the sizes Python sees (stale after set_()) for its
     // rank and bounds checks; the views it makes run on the real ones.
+    // A lone slice (`t[1:]`) goes straight to `applySlice(self, 0, ...)`,
+    // a slice op on the real sizes, without the rank check.
+    let lone_slice = single && matches!(items, [Index::Slice(..)]);
     let stale = match it.m.mode {
-        Mode::Analysis if !it.m.python_geom.is_empty() => it.m.stale_python_sizes(t).cloned(),
+        Mode::Analysis if !it.m.python_geom.is_empty() && !lone_slice => {
+            it.m.stale_python_sizes(t).cloned()
+        }
         _ => None,
     };
     let nd = stale.as_ref().map_or(it.m.t(t).sizes().len(), |s| s.len());
