@@ -1089,6 +1089,8 @@ impl Machine {
             }
         }
         // The base's new value, then its views replayed on it.
+        let mut changed: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]> =
+            smallvec::SmallVec::new();
         let mut parent_strides = Dims::new();
         for k in (0..chain.len()).rev() {
             let (id, old, inverse) = chain[k].clone();
@@ -1104,6 +1106,59 @@ impl Machine {
                 let new = self
                     .geoms
                     .intern(old.sizes().clone(), parent_strides.clone());
+                changed.push((id, old.clone(), parent_strides.clone()));
+                self.python_geom.entry(id).or_insert(old);
+                self.tensors[id].set_geometry(new);
+            }
+        }
+        // Only for a write to the storage's base itself: PyTorch's answers
+        // for a write through a view do not all fit replaying the other
+        // views on the base's new value (`tests/oracle/sibling_views.tp`).
+        if chain.len() == 1 && !changed.is_empty() {
+            self.regenerate_other_views(changed)?;
+        }
+        Ok(())
+    }
+
+    /// The other views of tensors whose value `replace_value` gave new
+    /// strides: functionalization regenerates each from its base's new
+    /// value when it is next used (`regenerate_from_base`), so ops see the
+    /// view's ops replayed on the new layout, while its Python wrapper
+    /// keeps the old strides (`python_geom`). Tensors are made after their
+    /// bases, so one pass in id order reaches views of views. A step tpi
+    /// cannot replay (slicing, which keeps the base's strides) leaves the
+    /// view as it was. Rare: only writes that change a layout get here.
+    fn regenerate_other_views(
+        &mut self,
+        mut changed: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]>,
+    ) -> OpResult<()> {
+        let storage = self.tensors[changed[0].0].storage;
+        let first = changed.iter().map(|c| c.0).min().unwrap_or(0) as usize;
+        for i in first + 1..self.tensors.len() {
+            let id = i as TensorId;
+            let t = &self.tensors[id];
+            if t.storage != storage || t.view.is_none() || t.metadata_mutated {
+                continue;
+            }
+            if changed.iter().any(|c| c.0 == id) {
+                continue;
+            }
+            let Some(parent) = self.provenance.parent(id) else {
+                continue;
+            };
+            let Some(k) = changed.iter().position(|c| c.0 == parent) else {
+                continue;
+            };
+            let old = self.tensors[id].geom.clone();
+            let (_, parent_old, parent_new) = &changed[k];
+            let step = view_step(self.tensors[id].origin_op.as_str(), parent_old, &old);
+            let Some(strides) = shape::view_replay_strides(&step, parent_new, &mut self.sizes)?
+            else {
+                continue;
+            };
+            if old.strides()[..] != strides[..] {
+                let new = self.geoms.intern(old.sizes().clone(), strides.clone());
+                changed.push((id, old.clone(), strides));
                 self.python_geom.entry(id).or_insert(old);
                 self.tensors[id].set_geometry(new);
             }
