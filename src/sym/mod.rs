@@ -1057,17 +1057,13 @@ fn fmt_atom(a: &Atom, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             fmt_operand(&ab.1, f)?;
             f.write_str(")")
         }
-        Atom::Mod(ab) => {
-            f.write_str("(")?;
-            fmt_operand(&ab.0, f)?;
-            f.write_str(" % ")?;
-            fmt_operand(&ab.1, f)?;
-            f.write_str(")")
-        }
+        // As PyTorch's sympy prints the `Mod` of a size by a positive int
+        // (`_sympy_mod`): `Mod(n, 3)`, `Mod(2*n + 3, 4)`.
+        Atom::Mod(ab) => write!(f, "Mod({}, {})", ab.0, ab.1),
     }
 }
 
-/// An operand of `//` or `%` goes bare only when it is a non-negative integer
+/// An operand of `//` goes bare only when it is a non-negative integer
 /// or a lone atom: `(n//2)`, `((m*n)//5)`, `((n + 1)//2)`, `(n//(2*m))`.
 fn fmt_operand(x: &SymInt, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let bare = match x.r() {

@@ -45,7 +45,7 @@ fn env2() -> (ShapeEnv, SymInt, SymInt) {
 fn py_eval(src: &str, vars: &HashMap<&str, i64>) -> Option<i128> {
     assert!(
         src.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_+-*/%() ".contains(c)),
+            .all(|c| c.is_ascii_alphanumeric() || "_+-*/%(), ".contains(c)),
         "charset: {src}"
     );
     let toks = tokenize(src);
@@ -132,6 +132,18 @@ fn py_atom(t: &[String], p: &mut usize, vars: &HashMap<&str, i64>) -> Option<i12
         assert_eq!(t[*p], ")");
         *p += 1;
         return Some(v);
+    }
+    if tok == "Mod" {
+        // sympy's `Mod(a, b)`, as PyTorch prints a size's remainder.
+        assert_eq!(t[*p], "(");
+        *p += 1;
+        let a = py_expr(t, p, vars)?;
+        assert_eq!(t[*p], ",");
+        *p += 1;
+        let b = py_expr(t, p, vars)?;
+        assert_eq!(t[*p], ")");
+        *p += 1;
+        return super::py_mod_128(a, b);
     }
     if let Ok(v) = tok.parse::<i128>() {
         return Some(v);
@@ -230,8 +242,8 @@ fn printing_is_python_in_sympy_style() {
         (sub(&mul(&n, &m), &n.pow(2).unwrap()), "m*n - n**2"),
         (fdiv(&n, &i(2)), "(n//2)"),
         (fdiv(&add(&n, &i(1)), &i(2)), "((n + 1)//2)"),
-        (rem(&n, &i(3)), "(n % 3)"),
-        (rem(&add(&mul(&i(2), &n), &i(3)), &i(4)), "((2*n + 3) % 4)"),
+        (rem(&n, &i(3)), "Mod(n, 3)"),
+        (rem(&add(&mul(&i(2), &n), &i(3)), &i(4)), "Mod(2*n + 3, 4)"),
         (fdiv(&i(10), &n), "(10//n)"),
         (fdiv(&add(&mul(&n, &m), &i(1)), &m), "n + (1//m)"),
         (fdiv(&n, &add(&m, &i(1))), "(n//(m + 1))"),
@@ -368,21 +380,21 @@ fn modulo_simplifies_known_remainders() {
     assert_eq!(rem(&add(&mul(&i(4), &n), &i(-1)), &i(4)), i(3));
     assert_eq!(rem(&mul(&n, &m), &n), i(0));
     assert_eq!(rem(&n, &n), i(0));
-    assert_eq!(rem(&add(&mul(&n, &m), &i(2)), &m).to_string(), "(2 % m)");
+    assert_eq!(rem(&add(&mul(&n, &m), &i(2)), &m).to_string(), "Mod(2, m)");
     assert_eq!(rem(&n, &i(1)), i(0));
     assert_eq!(rem(&n, &i(-1)), i(0));
     // (2n + 2) % 4 = 2*((n + 1) % 2)
     assert_eq!(
         rem(&add(&mul(&i(2), &n), &i(2)), &i(4)).to_string(),
-        "2*((n + 1) % 2)"
+        "2*Mod(n + 1, 2)"
     );
     // (g*a) % (g*b) = g*(a % b)
     let k = s("k");
     assert_eq!(
         rem(&add(&mul(&i(4), &n), &i(2)), &mul(&i(2), &m)).to_string(),
-        "2*((2*n + 1) % m)"
+        "2*Mod(2*n + 1, m)"
     );
-    assert_eq!(rem(&mul(&n, &m), &mul(&n, &k)).to_string(), "n*(m % k)");
+    assert_eq!(rem(&mul(&n, &m), &mul(&n, &k)).to_string(), "n*Mod(m, k)");
     assert_eq!(rem(&mul(&i(6), &n), &mul(&i(4), &n)), mul(&i(2), &n));
     // (x % m) % m = x % m
     let x = rem(&add(&n, &i(2)), &m);
@@ -392,7 +404,7 @@ fn modulo_simplifies_known_remainders() {
     // (n + 5) % 3 = (n + 2) % 3
     assert_eq!(rem(&add(&n, &i(5)), &i(3)), rem(&add(&n, &i(2)), &i(3)));
     // n % -3 = -((-n) % 3)
-    assert_eq!(rem(&n, &i(-3)).to_string(), "-((2*n) % 3)");
+    assert_eq!(rem(&n, &i(-3)).to_string(), "-Mod(2*n, 3)");
     assert_eq!(
         rem(&n, &i(-3)),
         rem(&n.neg().unwrap(), &i(3)).neg().unwrap()
