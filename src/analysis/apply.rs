@@ -5026,13 +5026,11 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     }
     if relaid && *t.strides() != meta.strides {
         // The wrapper keeps its strides; only its value is re-laid out
-        // (what has_metadata_mutation compares: `Machine::relaid_by_resize`).
+        // (what has_metadata_mutation compares).
         it.m.python_geom.insert(me, t.geometry().clone());
-        it.m.relaid_by_resize.insert(me);
     } else if matches!(op.rule, "resize" | "resize_as") {
         // The wrapper takes the new sizes: nothing stale is left.
         it.m.python_geom.remove(&me);
-        it.m.relaid_by_resize.remove(&me);
     } else if let Some(stale) = it.m.python_geom.get(&me).cloned() {
         // FunctionalTensorMode then runs the op on the wrapper itself
         // (under no_dispatch), with the sizes Python sees.

@@ -516,16 +516,14 @@ pub fn collect(
                 // tensor with a fresh one (pytorch's "pessimistic" note).
                 let storage_changed = t.storage_changed && (*storage != t.storage || raw_data);
                 // has_metadata_mutation: a storage swapped by set_() is a
-                // metadata mutation; otherwise a flagged tensor's own sizes
-                // and strides (the FunctionalTensor's, `python_geom`: a write
-                // does not update them) are compared with the input's. The
-                // comparisons run only then, as their guards do in PyTorch.
+                // metadata mutation; otherwise a flagged tensor's value
+                // (`_from_functional_tensor(f_arg.elem)`: the functional
+                // value, re-laid out by writes, not the Python wrapper's
+                // strides) is compared with the input's sizes, strides and
+                // offset. The comparisons run only then, as their guards do
+                // in PyTorch (tests/oracle/random/regress_round_64_67.tp).
                 let meta_changed = !storage_changed && t.metadata_mutated && {
-                    let python = if m.relaid_by_resize.contains(id) {
-                        m.tensors[*id].geometry().clone()
-                    } else {
-                        m.python_geometry(*id).clone()
-                    };
+                    let python = m.tensors[*id].geometry().clone();
                     let s = &mut m.sizes;
                     let same = python.sizes().len() == sizes.len()
                         && python.sizes().iter().zip(sizes).all(|(a, b)| s.eq(a, b))

@@ -114,11 +114,6 @@ pub struct Machine {
     pub viewed_in_place: rustc_hash::FxHashSet<TensorId>,
     /// While `__setitem__` runs its index_put_ (which it has checked).
     pub setitem_index_put: bool,
-    /// Tensors a `resize_()` to their own sizes re-laid out contiguously in
-    /// the analysis (functionalization's `as_strided` view meta): Python
-    /// still sees the old strides (`python_geom`), while the value that
-    /// has_metadata_mutation compares has the new ones. Few.
-    pub relaid_by_resize: rustc_hash::FxHashSet<TensorId>,
     /// The window size and step of each `unfold` view (analysis only; few).
     pub unfold_windows: rustc_hash::FxHashMap<TensorId, (i64, i64)>,
     /// The tensor each `_unsafe_view` result was made from (analysis only):
@@ -200,7 +195,6 @@ impl Machine {
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
-            relaid_by_resize: Default::default(),
             unfold_windows: Default::default(),
             unsafe_view_sources: Default::default(),
             conj: Default::default(),
