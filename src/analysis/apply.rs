@@ -5111,6 +5111,21 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // The Python wrapper keeps its sizes (`Machine::python_geom`).
                 let old = it.m.t(me).geometry().clone();
                 it.m.python_geom.entry(me).or_insert(old);
+            } else {
+                // As for an in-place metadata op: without history (no_grad),
+                // the tensor's grad_fn keeps expecting its old sizes
+                // (`Machine::grad_sizes`). A leaf's grad accumulator is
+                // reset by set_ (RESET_GRAD_ACCUMULATOR): made anew later.
+                let t = it.m.t(me);
+                let old_sizes = t.sizes().clone();
+                let keeps_node = t.view.is_none() && t.grad_fn.is_some();
+                if !it.m.sizes.eq_dims(&old_sizes, s.sizes()) {
+                    if next.is_some() {
+                        it.m.grad_sizes.remove(&me);
+                    } else if keeps_node {
+                        it.m.grad_sizes.entry(me).or_insert(old_sizes);
+                    }
+                }
             }
             let t = &mut it.m.tensors[me];
             t.storage = s.storage;
