@@ -11,7 +11,7 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // binary path (`infer_size`) makes a size whose hint is 1 (`n//4`, `n % 2`,
     // unsolvable guards) the literal 1 against a missing dim or a scalar; a
     // hint-0 size stays symbolic through pointwise ops and specialises in
-    // clone; matmul's fold reshapes t1 with reshape's contiguity guard.
+    // clone.
     ("audit_symbolic_1.tp:test_tsplit3__n4_rg", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
     ("audit_symbolic_1.tp:test_tsplit3__nm_rg", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
     ("audit_symbolic_2.tp:test_h1_chunk4", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
@@ -25,8 +25,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ("audit_symbolic_2.tp:test_h1_tsplit_mul", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
     ("audit_symbolic_2.tp:test_h1_zero_dim", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
     ("audit_symbolic_2.tp:test_h0_empty", "a hint-0 size stays symbolic through pointwise ops"),
-    ("audit_symbolic_2.tp:test_fold_static_w", "matmul fold's reshape guard on a hint-1 size not modelled"),
-    ("audit_symbolic_2.tp:test_h1_matmul_bcast", "matmul fold's reshape guard on a hint-1 size not modelled"),
     // Result dtypes and invalid-argument checks the audits found that tpi
     // does not model yet (tests/oracle/audit_dtype_1.tp, audit_errors_1.tp).
     ("audit_dtype_1.tp:test_add_f16_0dc64", "complex32 (ComplexHalf) not modelled"),

@@ -7120,6 +7120,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if rule == "matmul" && it.m.mode == Mode::Analysis && d1 >= 3 && d2 <= 2 {
                 // The fold: `_unsafe_view(t1_folded.mm(t2), output_shape)` (or
                 // mv), whose product has the leading dims folded into one.
+                // t1's fold is `t1.reshape(-1, sizes[-1])`, whose view
+                // helper asks `is_contiguous()` (guards on size-1 dims) even
+                // when should_fold returned early for a t2 that requires grad.
+                let folded = [it.m.sizes.prod(&t.sizes()[..d1 - 1])?, t.sizes()[d1 - 1].clone()];
+                let t1 = decomposition_geometry(&mut it.m, me.unwrap_or(o));
+                shape::compute_stride(t1.sizes(), t1.strides(), &folded, &mut it.m.sizes)?;
                 let out = it.m.fresh(meta.clone(), span, "matmul");
                 it.m.record_history("matmul", false, &named_inputs(a), &[out], span)?;
                 let lead = if d2 == 2 { meta.sizes.len() - 1 } else { meta.sizes.len() };
