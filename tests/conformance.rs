@@ -7,23 +7,8 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // A transpose_ on a detached alias, then a write through it: the base's
     // value comes back through that transpose's inverse (a size-1 dim's stride).
     ("random/regress_round_64_67_b.tp:test_tangent_after_write_through_transposed_alias", "in-place view ops on an alias are not in the write's inverse chain"),
-    // Symbolic sizes (tests/oracle/audit_symbolic_{1,2}.tp): FakeTensor's fast
-    // binary path (`infer_size`) makes a size whose hint is 1 (`n//4`, `n % 2`,
-    // unsolvable guards) the literal 1 against a missing dim or a scalar; a
-    // hint-0 size stays symbolic through pointwise ops and specialises in
-    // clone.
-    ("audit_symbolic_1.tp:test_tsplit3__n4_rg", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_1.tp:test_tsplit3__nm_rg", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_chunk4", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_chunk_sub", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_floordiv", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_floordiv_alias", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_lower_rank", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_mod", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_scalar_rmul", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_step", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_tsplit_mul", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
-    ("audit_symbolic_2.tp:test_h1_zero_dim", "infer_size makes a hint-1 size the literal 1 against a missing dim"),
+    // Symbolic sizes (tests/oracle/audit_symbolic_{1,2}.tp): a hint-0 size
+    // stays symbolic through pointwise ops and specialises in clone.
     ("audit_symbolic_2.tp:test_h0_empty", "a hint-0 size stays symbolic through pointwise ops"),
     // Result dtypes and invalid-argument checks the audits found that tpi
     // does not model yet (tests/oracle/audit_dtype_1.tp, audit_errors_1.tp).
@@ -111,13 +96,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "pytorch/dynamo_misc_pt_1.tp:test_int_shape_inplace_binops_pow_div__dynamic",
         "SymFloat and SymInt ** SymInt not modelled",
-    ),
-    // A guard `(n//3) == 1` taken while the hint of n//3 is 1 (the
-    // elementwise op's size-one checks) makes ShapeEnv give the later output
-    // the constant 1; tpi keeps `(n//3)`.
-    (
-        "pytorch/dynamic_shapes_1.tp:test_tensor_split__dynamic",
-        "range refinement of a floor division guarded equal to 1 not modelled",
     ),
     // abs() of a symbolic size is sympy's Abs(...) without a guard; tpi has no
     // Abs atom: it guards the sign by the hint and gives `m - 2` (the same value

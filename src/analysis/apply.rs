@@ -1139,6 +1139,41 @@ fn after_contiguous_strides(
     shape::contiguous_strides(sizes, &mut it.m.sizes)
 }
 
+/// `infer_size` folded over the operands as `make_fast_binary_impl`
+/// does (torch/_subclasses/fake_impls.py): the first operand's shape, then
+/// each operand's in turn (a number's is `()`, a missing dim is 1); where
+/// the running size is 1 (at its hint) the other operand's size is taken.
+fn fast_binary_shape(it: &mut Interp, vals: &[&Value]) -> Dims {
+    let mut shape: Option<Dims> = None;
+    // A number comes after the tensor: Python's reflected operators
+    // (`2 * y` is `y.__rmul__(2)`, `mul(y, 2)`).
+    let tensors = vals.iter().filter(|v| matches!(v, Value::Tensor(_)));
+    let numbers = vals.iter().filter(|v| !matches!(v, Value::Tensor(_)));
+    for v in tensors.chain(numbers) {
+        let other: Dims = match v {
+            Value::Tensor(t) => it.m.t(*t).sizes().clone(),
+            _ => Dims::new(),
+        };
+        let a = shape.take().unwrap_or_else(|| other.clone());
+        let ndim = a.len().max(other.len());
+        let mut out = Dims::with_capacity(ndim);
+        for i in 0..ndim {
+            let offset = ndim - 1 - i;
+            let size_a = (offset < a.len()).then(|| a[a.len() - 1 - offset].clone());
+            let size_b = (offset < other.len()).then(|| other[other.len() - 1 - offset].clone());
+            let size_a = size_a.unwrap_or_else(|| SymInt::int(1));
+            let size_b = size_b.unwrap_or_else(|| SymInt::int(1));
+            out.push(if it.m.sizes.eq_int(&size_a, 1) {
+                size_b
+            } else {
+                size_a
+            });
+        }
+        shape = Some(out);
+    }
+    shape.unwrap_or_default()
+}
+
 fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpResult<Dims> {
     let m = &mut it.m;
     let operands: smallvec::SmallVec<[IterOperand; 4]> = tensors
@@ -6635,6 +6670,22 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         // Promotion ignores the boolean condition of `where`.
         let mut p = pointwise(it, &vals, dt)?;
+        // FakeTensor's fast path for add/sub/mul/div.Tensor folds the
+        // operands' shapes with its own `infer_size`, which takes the other
+        // operand's size wherever the running one is 1 at its hint: a
+        // size like `n//4` (hint 1, a guard that solves nothing) against a
+        // scalar or a missing dim becomes the literal 1.
+        if it.m.mode == Mode::Analysis
+            && it.m.sizes.env.num_symbols() > 0
+            && (matches!(
+                op.name,
+                "add" | "sub" | "subtract" | "mul" | "multiply" | "true_divide"
+            ) || (matches!(op.name, "div" | "divide")
+                && matches!(a.get("rounding_mode"), Value::None)))
+            && fake_fast_binary(it, &p)
+        {
+            p.sizes = fast_binary_shape(it, &vals);
+        }
         if p.dtype == DType::F32
             && it.m.mode == Mode::Analysis
             && p.tensors.iter().all(|&t| it.m.t(t).dtype.is_integral())
