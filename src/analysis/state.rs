@@ -1128,19 +1128,22 @@ impl Machine {
     ) -> OpResult<()> {
         let storage = self.tensors[changed[0].0].storage;
         let first = changed.iter().map(|c| c.0).min().unwrap_or(0) as usize;
+        // Where each changed tensor is in `changed` (a base may have many views).
+        let mut at: rustc_hash::FxHashMap<TensorId, usize> =
+            changed.iter().enumerate().map(|(k, c)| (c.0, k)).collect();
         for i in first + 1..self.tensors.len() {
             let id = i as TensorId;
             let t = &self.tensors[id];
             if t.storage != storage || t.view.is_none() || t.metadata_mutated {
                 continue;
             }
-            if changed.iter().any(|c| c.0 == id) {
+            if at.contains_key(&id) {
                 continue;
             }
             let Some(parent) = self.provenance.parent(id) else {
                 continue;
             };
-            let Some(k) = changed.iter().position(|c| c.0 == parent) else {
+            let Some(&k) = at.get(&parent) else {
                 continue;
             };
             let old = self.tensors[id].geom.clone();
@@ -1152,6 +1155,7 @@ impl Machine {
             };
             if old.strides()[..] != strides[..] {
                 let new = self.geoms.intern(old.sizes().clone(), strides.clone());
+                at.insert(id, changed.len());
                 changed.push((id, old.clone(), strides));
                 self.python_geom.entry(id).or_insert(old);
                 self.tensors[id].set_geometry(new);
