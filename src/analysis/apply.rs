@@ -7175,7 +7175,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // helper asks `is_contiguous()` (guards on size-1 dims) even
                 // when should_fold returned early for a t2 that requires grad.
                 let folded = [it.m.sizes.prod(&t.sizes()[..d1 - 1])?, t.sizes()[d1 - 1].clone()];
-                let t1 = decomposition_geometry(&mut it.m, me.unwrap_or(o));
+                let t1 = decomposition_geometry(&it.m, me.unwrap_or(o));
                 shape::compute_stride(t1.sizes(), t1.strides(), &folded, &mut it.m.sizes)?;
                 let out = it.m.fresh(meta.clone(), span, "matmul");
                 it.m.record_history("matmul", false, &named_inputs(a), &[out], span)?;
