@@ -23,6 +23,21 @@ fn oe(code: &'static str, msg: impl Into<String>) -> OpError {
     OpError::new(code, msg)
 }
 
+/// A dim of a 0-d tensor read with TensorImpl's `size(d)`/`sym_size(d)`,
+/// which wrap without the scalar allowance: PyTorch's IndexError.
+fn no_dims_error(d: impl std::fmt::Display) -> OpError {
+    oe(
+        "other",
+        format!("Dimension specified as {d} but tensor has no dimensions"),
+    )
+}
+
+/// Python's IndexError of a decomposition that assigns into a size list
+/// (`shape[dim] = ...`, `split_sizes[-1] = ...`) out of its range.
+fn list_index_error() -> OpError {
+    oe("index-out-of-range", "list assignment index out of range")
+}
+
 /// The bound arguments of one call, with typed accessors.
 pub struct Args<'o> {
     pub op: &'o OpDef,
@@ -580,29 +595,25 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
     let nd = t.sizes().len();
     let ix_dim = ix.sizes().len();
     let analysis = it.m.mode == Mode::Analysis;
+    // The analysis's refs check the index's rank (`index.ndim <= 1`).
+    let rank_error = || {
+        oe(
+            "other",
+            format!("Index should have dimension 1 or 0 (got {ix_dim})"),
+        )
+    };
     // torch._refs' _index_fill checks the index rank first, then indexes
     // a Python list with the unwrapped dim (an IndexError); _index_copy
     // canonicalizes the dim first.
     if analysis && name == "index_fill" && ix_dim > 1 {
-        return Err(oe(
-            "other",
-            format!("Index should have dimension 1 or 0 (got {ix_dim})"),
-        ));
+        return Err(rank_error());
     }
     let dim = match shape::wrap_dim(a.int(it, "dim")?, nd.max(1)) {
-        Err(_) if analysis && name == "index_fill" => {
-            return Err(oe(
-                "index-out-of-range",
-                "list assignment index out of range",
-            ));
-        }
+        Err(_) if analysis && name == "index_fill" => return Err(list_index_error()),
         d => d?,
     };
     if analysis && name == "index_copy" && ix_dim > 1 {
-        return Err(oe(
-            "other",
-            format!("Index should have dimension 1 or 0 (got {ix_dim})"),
-        ));
+        return Err(rank_error());
     }
     let source = match a.get("source") {
         Value::Tensor(s) => Some(it.m.t(*s).clone()),
@@ -620,10 +631,7 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
             return Ok(());
         }
         if ix_dim > 1 {
-            return Err(oe(
-                "other",
-                format!("Index should have dimension 1 or 0 (got {ix_dim})"),
-            ));
+            return Err(rank_error());
         }
         if let (Some(s), "index_add") = (&source, name) {
             let size = if s.sizes().is_empty() {
@@ -1572,11 +1580,7 @@ fn query(
                 // TensorImpl::size(d) / stride(d) wrap without the scalar
                 // allowance: a 0-d tensor has no dim to read.
                 if tt.sizes().is_empty() {
-                    return Err(err(
-                        "other",
-                        format!("Dimension specified as {d} but tensor has no dimensions"),
-                        span,
-                    ));
+                    return Err(op_error(no_dims_error(d), span));
                 }
                 shape::wrap_dim(d, tt.sizes().len())
                     .map(Some)
@@ -1901,10 +1905,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         "unflatten" => {
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             if nd == 0 {
-                return Err(oe(
-                    "other",
-                    format!("Dimension specified as {d} but tensor has no dimensions"),
-                ));
+                return Err(no_dims_error(d));
             }
             let parts = a.syms("sizes")?;
             if parts.is_empty() {
@@ -3333,10 +3334,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     }
     let d = shape::wrap_dim(dim, nd)?;
     if nd == 0 {
-        return Err(oe(
-            "other",
-            "Dimension specified as 0 but tensor has no dimensions",
-        ));
+        return Err(no_dims_error(0));
     }
     let size = t.sizes()[d].clone();
     let mut metas = Vec::new();
@@ -3399,11 +3397,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                             // torch/_decomp's split: (n + each - 1) // each
                             // chunks is 0, then `split_sizes[-1] = ...` on
                             // the empty list.
-                            return Err(oe(
-                                "index-out-of-range",
-                                "list assignment index out of range",
-                            )
-                            .help("a split size must be positive"));
+                            return Err(list_index_error().help("a split size must be positive"));
                         }
                         return Err(oe("other", format!("split expects split_size be non-negative, but got split_size={each}")));
                     }
@@ -3420,7 +3414,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     } else if n == 0 && it.m.mode == Mode::Analysis {
                         // Fake tensors run torch/_decomp's split: no chunks,
                         // then `split_sizes[-1] = ...` on the empty list.
-                        return Err(oe("index-out-of-range", "list assignment index out of range")
+                        return Err(list_index_error()
                             .help("the analysis cannot split an empty dimension into pieces of a positive size: skip the split when the dimension is empty"));
                     } else {
                         split_sizes(n, each)
@@ -5287,14 +5281,7 @@ fn tensor_repeats_size(
                         match sizes.get(d) {
                             Some(n) => n.clone(),
                             // `input.sym_size(dim)` of a 0-d self.
-                            None => {
-                                return Err(oe(
-                                    "other",
-                                    format!(
-                                        "Dimension specified as {d} but tensor has no dimensions"
-                                    ),
-                                ))
-                            }
+                            None => return Err(no_dims_error(d)),
                         }
                     }
                 };
@@ -7349,10 +7336,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
                 for &d in &dims {
                     if t.sizes().is_empty() {
-                        return Err(oe(
-                            "other",
-                            format!("Dimension specified as {d} but tensor has no dimensions"),
-                        ));
+                        return Err(no_dims_error(d));
                     }
                     shape::wrap_dim(d, t.sizes().len())?;
                 }
@@ -7419,7 +7403,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         // input is a constant (a `torch.tensor` literal).
                         let constants = ts.iter().all(|&x| it.m.known_values(x).is_some());
                         return Err(match it.m.mode {
-                            Mode::Analysis if !constants => oe("index-out-of-range", "list assignment index out of range"),
+                            Mode::Analysis if !constants => list_index_error(),
                             _ => oe("other", "zero-dimensional tensor (at position 0) cannot be concatenated"),
                         }
                         .help("stack 0-dim tensors with torch.stack, or unsqueeze them first"));
@@ -7580,7 +7564,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let d = match shape::wrap_dim(a.int(it, "dim")?, nd) {
                 Err(_) if it.m.mode == Mode::Analysis && nd == 0 => 0,
                 Err(_) if it.m.mode == Mode::Analysis => {
-                    return Err(oe("index-out-of-range", "list assignment index out of range"));
+                    return Err(list_index_error());
                 }
                 d => d?,
             };
