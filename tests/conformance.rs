@@ -6,70 +6,164 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // A transpose_ on a detached alias, then a write through it: the base's
     // value comes back through that transpose's inverse (a size-1 dim's stride).
-    ("random/regress_round_64_67_b.tp:test_tangent_after_write_through_transposed_alias", "in-place view ops on an alias are not in the write's inverse chain"),
+    (
+        "random/regress_round_64_67_b.tp:test_tangent_after_write_through_transposed_alias",
+        "in-place view ops on an alias are not in the write's inverse chain",
+    ),
     // Symbolic sizes (tests/oracle/audit_symbolic_{1,2}.tp): a hint-0 size
     // stays symbolic through pointwise ops and specialises in clone.
-    ("audit_symbolic_2.tp:test_h0_empty", "a hint-0 size stays symbolic through pointwise ops"),
+    (
+        "audit_symbolic_2.tp:test_h0_empty",
+        "a hint-0 size stays symbolic through pointwise ops",
+    ),
     // Result dtypes and invalid-argument checks the audits found that tpi
     // does not model yet (tests/oracle/audit_dtype_1.tp, audit_errors_1.tp).
-    ("audit_dtype_1.tp:test_add_f16_0dc64", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_arange_bool", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
-    ("audit_dtype_1.tp:test_argmin_c64", "complex autograd errors (throw_error_for_complex_autograd) not modelled"),
-    ("audit_dtype_1.tp:test_c32_abs", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_c32_cat_c64", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_c32_real", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_c32_sum", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_c32_view_as_real", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_cumsum_u8_dtype_b", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
-    ("audit_dtype_1.tp:test_iaddmm_i32_f32", "the matmul family's meta dtypes and refs dot check not modelled"),
-    ("audit_dtype_1.tp:test_lerp_f32_c64weight", "complex autograd errors (throw_error_for_complex_autograd) not modelled"),
-    ("audit_dtype_1.tp:test_linear_f16_f32", "the matmul family's meta dtypes and refs dot check not modelled"),
-    ("audit_dtype_1.tp:test_linear_f32_bias_f16", "the matmul family's meta dtypes and refs dot check not modelled"),
-    ("audit_dtype_1.tp:test_lshift_b_b", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
-    ("audit_dtype_1.tp:test_masked_fill_f16_complex", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
-    ("audit_dtype_1.tp:test_mul_f16_0dc64", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_pow_f16_complex", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_rand_like_i32", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
-    ("audit_dtype_1.tp:test_view_as_complex_f16", "complex32 (ComplexHalf) not modelled"),
-    ("audit_dtype_1.tp:test_where_c64_f16", "complex autograd errors (throw_error_for_complex_autograd) not modelled"),
-    ("audit_dtype_1.tp:test_where_cond_u8", "dtype rule of the analysis's decomposition or eager kernel not modelled"),
-    ("audit_errors_1.tp:test_expand_neg_size", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_put_float_idx", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_index_put_too_many", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_repeat_interleave_bad", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_select_0d", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
-    ("audit_errors_1.tp:test_setitem_float_tensor_idx", "an error check of the analysis's decomposition or of the eager kernel not modelled (tests/oracle/FINDINGS.md, audits)"),
+    (
+        "audit_dtype_1.tp:test_add_f16_0dc64",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_arange_bool",
+        "dtype rule of the analysis's decomposition or eager kernel not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_argmin_c64",
+        "complex autograd errors (throw_error_for_complex_autograd) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_c32_abs",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_c32_cat_c64",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_c32_real",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_c32_sum",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_c32_view_as_real",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_cumsum_u8_dtype_b",
+        "dtype rule of the analysis's decomposition or eager kernel not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_iaddmm_i32_f32",
+        "the matmul family's meta dtypes and refs dot check not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_lerp_f32_c64weight",
+        "complex autograd errors (throw_error_for_complex_autograd) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_linear_f16_f32",
+        "the matmul family's meta dtypes and refs dot check not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_linear_f32_bias_f16",
+        "the matmul family's meta dtypes and refs dot check not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_lshift_b_b",
+        "dtype rule of the analysis's decomposition or eager kernel not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_masked_fill_f16_complex",
+        "dtype rule of the analysis's decomposition or eager kernel not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_mul_f16_0dc64",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_pow_f16_complex",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_rand_like_i32",
+        "dtype rule of the analysis's decomposition or eager kernel not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_view_as_complex_f16",
+        "complex32 (ComplexHalf) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_where_c64_f16",
+        "complex autograd errors (throw_error_for_complex_autograd) not modelled",
+    ),
+    (
+        "audit_dtype_1.tp:test_where_cond_u8",
+        "dtype rule of the analysis's decomposition or eager kernel not modelled",
+    ),
     // Output layouts the audit found that tpi does not model yet
     // (tests/oracle/audit_layout_2.tp): size-0 channels_last tensors, the
     // tangents of size-0 outputs, and stack of an ambiguous layout.
-    ("audit_layout_2.tp:amb_stack__n1cl", "stack's layout of an ambiguous size-1 dim"),
-    ("audit_layout_2.tp:v_float64__zst", "a size-0 output's tangent gets contiguous strides in PyTorch"),
-    ("audit_layout_2.tp:zs_clone_cl_0345", "size-0 channels_last layouts through TensorIterator not modelled"),
-    ("audit_layout_2.tp:zs_clone_cl_2305", "size-0 channels_last layouts through TensorIterator not modelled"),
-    ("audit_layout_2.tp:zs_clone_cl_2340", "size-0 channels_last layouts through TensorIterator not modelled"),
-    ("audit_layout_2.tp:zs_in_c_0345", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
-    ("audit_layout_2.tp:zs_in_c_2011", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
-    ("audit_layout_2.tp:zs_in_c_2045", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
-    ("audit_layout_2.tp:zs_in_c_2305", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
-    ("audit_layout_2.tp:zs_in_c_2340", "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)"),
-    ("audit_layout_2.tp:zs_in_cl_0345", "size-0 channels_last layouts through TensorIterator not modelled"),
-    ("audit_layout_2.tp:zs_in_cl_2305", "size-0 channels_last layouts through TensorIterator not modelled"),
-    ("audit_layout_2.tp:zs_in_cl_2340", "size-0 channels_last layouts through TensorIterator not modelled"),
+    (
+        "audit_layout_2.tp:amb_stack__n1cl",
+        "stack's layout of an ambiguous size-1 dim",
+    ),
+    (
+        "audit_layout_2.tp:v_float64__zst",
+        "a size-0 output's tangent gets contiguous strides in PyTorch",
+    ),
+    (
+        "audit_layout_2.tp:zs_clone_cl_0345",
+        "size-0 channels_last layouts through TensorIterator not modelled",
+    ),
+    (
+        "audit_layout_2.tp:zs_clone_cl_2305",
+        "size-0 channels_last layouts through TensorIterator not modelled",
+    ),
+    (
+        "audit_layout_2.tp:zs_clone_cl_2340",
+        "size-0 channels_last layouts through TensorIterator not modelled",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_c_0345",
+        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_c_2011",
+        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_c_2045",
+        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_c_2305",
+        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_c_2340",
+        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_cl_0345",
+        "size-0 channels_last layouts through TensorIterator not modelled",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_cl_2305",
+        "size-0 channels_last layouts through TensorIterator not modelled",
+    ),
+    (
+        "audit_layout_2.tp:zs_in_cl_2340",
+        "size-0 channels_last layouts through TensorIterator not modelled",
+    ),
     // Eager value checks the audit found that tpi does not model yet
     // (tests/oracle/audit_eager_2.tp): a number that overflows through
     // where's wrapped scalar;
-    // repeat_interleave's literal tensor repeats; bernoulli_'s literal tensor p.
+    // bernoulli_'s literal tensor p.
     (
         "audit_eager_2.tp:test_value_int8_where_300",
         "where's scalar overflow not modelled",
-    ),
-    (
-        "audit_eager_2.tp:test_value_repeat_interleave_len",
-        "literal repeats not checked in eager",
-    ),
-    (
-        "audit_eager_2.tp:test_value_repeat_interleave_neg",
-        "literal repeats not checked in eager",
     ),
     (
         "audit_eager_2.tp:test_value_bernoulli_p_tensor",

@@ -1965,10 +1965,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "select" => {
             if nd == 0 {
-                return Err(oe(
-                    "index-out-of-range",
-                    "select() cannot be applied to a 0-dim tensor.",
-                ));
+                // TORCH_CHECK_INDEX: an IndexError, but not "out of range".
+                return Err(oe("other", "select() cannot be applied to a 0-dim tensor."));
             }
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let idx = a.sym("index")?;
@@ -2342,6 +2340,7 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
     }
     let mut sizes = smallvec![SymInt::int(0); nd];
     let mut strides = smallvec![SymInt::int(0); nd];
+    let mut negative = false;
     for i in (0..nd).rev() {
         let offset = nd - 1 - i;
         let dim = td as i64 - 1 - offset as i64;
@@ -2359,16 +2358,23 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
             (SymInt::int(1), SymInt::int(1))
         };
         let mut tsize = target[i].clone();
-        if tsize.as_int() == Some(-1) {
-            if dim < 0 && it.m.mode == Mode::Analysis {
-                // torch._refs.expand keeps the -1, and validate_shape's
-                // `_check_is_size` fails without a message.
-                return Err(oe("other", "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)"));
+        let requested = tsize.as_int();
+        if dim < 0 && requested == Some(-1) {
+            if it.m.mode == Mode::Analysis {
+                // torch._refs.expand keeps a new dim's size as given, and
+                // validate_shape's `_check_is_size` fails without a message.
+                return Err(oe("other", EXPECTED_COND));
             }
-            if dim < 0 {
-                return Err(oe("expand", format!("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")));
-            }
+            return Err(oe("expand", format!("The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")));
+        }
+        if requested == Some(-1) {
             tsize = size.clone();
+        } else if requested.is_some_and(|r| r < 0) && (dim < 0 || it.m.sizes.eq_int(&size, 1)) {
+            // A new dim or a size-1 dim takes any other negative size:
+            // eager's inferExpandGeometry keeps it and the result's checked
+            // numel (unsigned) overflows; torch._refs.expand checks every
+            // dim against its length first, then validate_shape fails.
+            negative = true;
         }
         if it.m.sizes.eq(&size, &tsize) {
             // The requested size, as PyTorch's expand keeps it.
@@ -2386,8 +2392,17 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
         sizes[i] = size;
         strides[i] = stride;
     }
+    if negative {
+        return Err(match it.m.mode {
+            Mode::Analysis => oe("other", EXPECTED_COND),
+            _ => oe("other", "numel: integer multiplication overflow"),
+        });
+    }
     Ok((sizes, strides))
 }
+
+/// `torch._check(cond)` without a message (e.g. `_check_is_size`).
+const EXPECTED_COND: &str = "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)";
 
 fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<Meta> {
     let size = t.sizes()[d].clone();
@@ -3065,6 +3080,33 @@ fn index_put_shape_checks(
 fn eager_index_put_checks(it: &mut Interp, dst: TensorId, a: &Args) -> OpResult<()> {
     if it.m.mode != Mode::Eager {
         return Ok(());
+    }
+    // _index_put_impl_ counts the indices, then make_index_put_iterator's
+    // checkIndexTensorTypes (allow_int) looks at their dtypes. The
+    // analysis's meta kernel does neither.
+    let indices = a.get("indices").sequence().unwrap_or_default();
+    let rank = it.m.t(dst).sizes().len();
+    if !it.m.setitem_index_put && indices.len() > rank {
+        return Err(oe(
+            "other",
+            format!(
+                "too many indices for tensor of dimension {rank} (got {})",
+                indices.len()
+            ),
+        ));
+    }
+    for ix in &indices {
+        if let Value::Tensor(t) = ix {
+            if !matches!(
+                it.m.t(*t).dtype,
+                DType::I64 | DType::I32 | DType::U8 | DType::Bool
+            ) {
+                return Err(oe(
+                    "other",
+                    "tensors used as indices must be long, int, byte or bool tensors",
+                ));
+            }
+        }
     }
     if it.m.setitem_index_put {
         // __setitem__ checked the value against its own indexing.
@@ -5251,6 +5293,40 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
     }
 }
 
+/// at::repeat_interleave_symint (composite, so in both runs): a tensor of
+/// repeats is 0-d, one element, or one per element of `self` along `dim`
+/// (of the flattened `self` without a dim).
+fn check_repeats_length(
+    it: &mut Interp,
+    t: &Tensor,
+    repeats: TensorId,
+    me: Option<TensorId>,
+    a: &Args,
+) -> OpResult<()> {
+    let rsizes = it.m.t(repeats).sizes().clone();
+    let (d, along) = match a.opt_int(it, "dim")? {
+        None => (0, it.m.numel(me.unwrap_or(0))?),
+        Some(d) => {
+            let Ok(d) = shape::wrap_dim(d, t.sizes().len()) else {
+                return Ok(());
+            };
+            match t.sizes().get(d) {
+                Some(n) => (d, n.clone()),
+                None => return Ok(()),
+            }
+        }
+    };
+    match rsizes.as_slice() {
+        [] => Ok(()),
+        [n] if it.m.sizes.eq_int(n, 1) || it.m.sizes.eq(n, &along) => Ok(()),
+        [n] => Err(oe(
+            "other",
+            format!("repeats must have the same size as input along dim, but got repeats.size(0) = {n} and input.size({d}) = {along}"),
+        )),
+        _ => Err(oe("other", "repeats must be 0-dim or 1-dim tensor")),
+    }
+}
+
 /// The output size along `dim` of `repeat_interleave` with a tensor of
 /// repeats and no `output_size`: the sum of the repeats (a one-element
 /// repeats tensor repeats every element). The analysis's FakeTensor refuses
@@ -5271,6 +5347,10 @@ fn tensor_repeats_size(
         .help("pass output_size=, or use int repeats"));
     }
     if let Some(values) = it.m.known_values(repeats) {
+        // repeat_interleave_cpu reads the values first.
+        if values.iter().any(|&r| r < 0) {
+            return Err(oe("other", "repeats can not be negative"));
+        }
         let total = match (&*values, me) {
             ([r], Some(me)) => {
                 let n = match a.opt_int(it, "dim")? {
@@ -7512,10 +7592,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let r = match a.get("repeats") {
                 Value::Int(r) => r.clone(),
-                Value::Tensor(rt) => match a.get("output_size") {
-                    Value::Int(o) => o.clone(),
-                    _ => tensor_repeats_size(it, *rt, me, a)?,
-                },
+                Value::Tensor(rt) => {
+                    check_repeats_length(it, &t, *rt, me, a)?;
+                    match a.get("output_size") {
+                        Value::Int(o) => o.clone(),
+                        _ => tensor_repeats_size(it, *rt, me, a)?,
+                    }
+                }
                 _ => return Err(oe("arguments", "repeat_interleave(): repeats must be an int or a tensor")),
             };
             let int_repeats = !matches!(a.get("repeats"), Value::Tensor(_));
