@@ -4,12 +4,6 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
-    // A transpose_ on a detached alias, then a write through it: the base's
-    // value comes back through that transpose's inverse (a size-1 dim's stride).
-    (
-        "random/regress_round_64_67_b.tp:test_tangent_after_write_through_transposed_alias",
-        "in-place view ops on an alias are not in the write's inverse chain",
-    ),
     // Symbolic sizes (tests/oracle/audit_symbolic_{1,2}.tp): a hint-0 size
     // stays symbolic through pointwise ops and specialises in clone.
     (

@@ -5137,7 +5137,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         it.m.viewed_in_place.insert(me);
     }
     it.m.provenance.metadata(me, t.storage, op.name, span);
-    it.m.mutate_metadata(me, meta.sizes, meta.strides, meta.offset);
+    it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
     Ok(Value::Tensor(me))
 }
 
