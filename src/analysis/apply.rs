@@ -2845,6 +2845,11 @@ fn resolve_known_masks(
         if !matches!(t.dtype, DType::Bool | DType::U8) || t.sizes().len() != 1 {
             continue;
         }
+        // With a ShapeEnv FakeTensor's nonzero gives an unbacked size
+        // even for a constant mask.
+        if it.m.has_shape_env() {
+            continue;
+        }
         let Some(values) = it.m.known_values(ix) else {
             continue;
         };
@@ -2893,6 +2898,13 @@ fn advanced_index(
     span: Span,
 ) -> R<Value> {
     let st = it.m.t(src).clone();
+    let unbacked;
+    let adv = if it.m.has_shape_env() {
+        unbacked = unbacked_mask_indices(it, &st, adv).map_err(|e| op_error(e, span))?;
+        &unbacked[..]
+    } else {
+        adv
+    };
     let mut idx_shape: Dims = Dims::new();
     for &(d, ix) in adv {
         let ixt = it.m.t(ix).clone();
@@ -2996,6 +3008,49 @@ fn advanced_index(
         it.m.op_result(meta, "index", &inputs, span)
             .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(out))
+}
+
+/// meta_index_Tensor with a ShapeEnv: each boolean (or uint8) mask of
+/// rank k becomes `nonzero(mask).select(1, j)` for its k dims, a long
+/// index of an unbacked size (none when the mask is statically empty),
+/// after the mask's shape check.
+fn unbacked_mask_indices(
+    it: &mut Interp,
+    st: &Tensor,
+    adv: &[(usize, TensorId)],
+) -> OpResult<Vec<(usize, TensorId)>> {
+    let mut out = Vec::with_capacity(adv.len());
+    for &(d, ix) in adv {
+        let t = it.m.t(ix);
+        let rank = t.sizes().len();
+        if !matches!(t.dtype, DType::Bool | DType::U8) || rank == 0 {
+            out.push((d, ix));
+            continue;
+        }
+        check_mask_shapes(it, st, &[(d, ix)])?;
+        let nnz = nonzero_size(it, ix)?;
+        let strides = smallvec![SymInt::int(1)];
+        let meta = Meta {
+            sizes: smallvec![nnz],
+            strides,
+            offset: SymInt::int(0),
+            dtype: DType::I64,
+        };
+        let index = it.m.fresh(meta, Span::default(), "nonzero");
+        out.extend((0..rank).map(|j| (d + j, index)));
+    }
+    Ok(out)
+}
+
+/// FakeTensor's nonzero/masked_select size with a ShapeEnv: 0 for a
+/// tensor statically empty, else a new unbacked size.
+fn nonzero_size(it: &mut Interp, t: TensorId) -> OpResult<SymInt> {
+    let numel = it.m.numel(t)?;
+    Ok(if numel.as_int() == Some(0) {
+        SymInt::int(0)
+    } else {
+        it.m.unbacked_size()
+    })
 }
 
 /// The sizes of `x[indices]` with index tensors at `dims` broadcast to
@@ -5339,6 +5394,9 @@ fn tensor_repeats_size(
     me: Option<TensorId>,
     a: &Args,
 ) -> OpResult<SymInt> {
+    if it.m.has_shape_env() {
+        return Ok(it.m.unbacked_size());
+    }
     if it.m.mode == Mode::Analysis {
         return Err(oe(
             "other",
@@ -7731,9 +7789,33 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype }], None))
         }
+        "data_dependent" if it.m.has_shape_env() => {
+            // FakeTensor's nonzero and masked_select with a ShapeEnv: an
+            // unbacked size, and no checks of the mask.
+            let t = need(&t, op)?;
+            let me = me.unwrap_or(0);
+            let (sizes, strides, dtype) = if op.name == "nonzero" {
+                let u = nonzero_size(it, me)?;
+                let rank = SymInt::int(t.sizes().len() as i64);
+                (smallvec![u.clone(), rank], smallvec![SymInt::int(1), u], DType::I64)
+            } else {
+                let u = it.m.unbacked_size();
+                (smallvec![u], smallvec![SymInt::int(1)], t.dtype)
+            };
+            Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype }], None))
+        }
         "data_dependent" if it.m.mode == Mode::Eager => {
             // Eager knows the data; tpi does not: an unknown (unbacked) size.
             let t = need(&t, op)?;
+            if op.name == "masked_select" {
+                // masked_select_out_impl_cpu: the mask's dtype, then
+                // expand_outplace(mask, self).
+                let mask = it.m.t(a.tensor("mask")?).clone();
+                if mask.dtype != DType::Bool {
+                    return Err(oe("other", "masked_select: expected BoolTensor for mask"));
+                }
+                shape::broadcast_shapes(mask.sizes(), t.sizes(), &mut it.m.sizes)?;
+            }
             let n = it.m.sizes.env.num_symbols();
             let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
             let sizes = if op.name == "nonzero" { smallvec![u, SymInt::int(t.sizes().len() as i64)] } else { smallvec![u] };

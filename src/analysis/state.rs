@@ -117,6 +117,8 @@ pub struct Machine {
     pub viewed_in_place: rustc_hash::FxHashSet<TensorId>,
     /// While `__setitem__` runs its index_put_ (which it has checked).
     pub setitem_index_put: bool,
+    /// How many unbacked sizes the analysis made (`unbacked_size`).
+    pub unbacked: u32,
     /// The window size and step of each `unfold` view (analysis only; few).
     pub unfold_windows: rustc_hash::FxHashMap<TensorId, (i64, i64)>,
     /// The tensor each `_unsafe_view` result was made from (analysis only):
@@ -198,6 +200,7 @@ impl Machine {
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
+            unbacked: 0,
             unfold_windows: Default::default(),
             unsafe_view_sources: Default::default(),
             conj: Default::default(),
@@ -1997,6 +2000,26 @@ impl Machine {
         }
     }
 
+    /// Whether the analysis has a ShapeEnv: the oracle makes one when an
+    /// input has a symbolic size. Then FakeTensor's data-dependent ops
+    /// (`nonzero`, `masked_select`, boolean-mask indexing,
+    /// `repeat_interleave` with tensor repeats) give unbacked sizes instead
+    /// of refusing.
+    pub fn has_shape_env(&self) -> bool {
+        self.mode == Mode::Analysis && self.sizes.env.num_symbols() > 0
+    }
+
+    /// A new unbacked size, named as ShapeEnv's `create_unbacked_symint`
+    /// names them (`u0`, `u1`, … in the order the run makes them). It has
+    /// no value: tpi gives it a hint no input size has, and the range of a
+    /// size (`_constrain_range_for_size`: never 0 or 1 to size-oblivious
+    /// checks).
+    pub fn unbacked_size(&mut self) -> SymInt {
+        let name = format!("u{}", self.unbacked);
+        self.unbacked += 1;
+        self.sizes.env.declare_with_hint(&name, UNBACKED_HINT)
+    }
+
     /// A contiguous layout of `sizes`.
     pub fn contiguous_meta(&mut self, sizes: Dims, dtype: DType) -> OpResult<Meta> {
         let strides = shape::contiguous_strides(&sizes, &mut self.sizes)?;
@@ -2043,6 +2066,10 @@ impl Machine {
 
 /// View op `op` as it made a view with geometry `view` of a base with
 /// geometry `base`.
+/// The hint of an unbacked size (`Machine::unbacked_size`): larger than the
+/// oracle's input hints, with many divisors, so that views of it reshape.
+const UNBACKED_HINT: i64 = 720;
+
 fn view_step<'a>(
     op: &'a str,
     base: &'a SharedGeometry,
