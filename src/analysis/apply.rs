@@ -311,12 +311,187 @@ fn int_list_str(v: &[i64]) -> String {
 // ---------------------------------------------------------------- entry
 
 pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -> R<Value> {
-    let a = Args { op, v: args };
-    let wraps = wraps_number(&a);
+    let mut a = Args { op, v: args };
+    // python_arg_parser's should_allow_numbers_as_tensors: copy_ takes a
+    // number as its `src`, a 0-dim wrapped-number tensor (scalar_to_tensor:
+    // float64, int64 or bool).
+    let copy_number = op.name == "copy_"
+        && matches!(
+            a.get("src"),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_)
+        );
+    if copy_number {
+        let dtype = match a.get("src") {
+            Value::Float(_) => DType::F64,
+            Value::Bool(_) => DType::Bool,
+            _ => DType::I64,
+        };
+        let meta = Meta {
+            sizes: Dims::new(),
+            strides: Dims::new(),
+            offset: SymInt::int(0),
+            dtype,
+        };
+        let src = it.m.fresh(meta, span, "scalar_tensor");
+        let k = a.idx("src");
+        a.v[k] = Value::Tensor(src);
+    }
+    normalise_overloads(&mut a).map_err(|e| op_error(e, span))?;
+    let wraps = copy_number || wraps_number(&a);
     let outer = std::mem::replace(&mut it.m.wrapped_number, wraps);
     let r = apply_op(it, op, a, span);
     it.m.wrapped_number = outer;
     r
+}
+
+/// Eager CPU kernels that are not built for a complex or a bool `self`
+/// (AT_DISPATCH's "not implemented for", or the kernel's own words), where
+/// promotion and the analysis's decompositions pass. floor_divide of a
+/// complex tensor fails in the analysis too.
+fn cpu_kernel_dtype_error(it: &Interp, op: &OpDef, a: &Args) -> Option<OpError> {
+    let first = op.params.first()?.name;
+    let Value::Tensor(me) = a.get(first) else {
+        return None;
+    };
+    let me = it.m.t(*me);
+    let own = me.dtype;
+    let base = op.name.trim_end_matches('_');
+    let eager = it.m.mode == Mode::Eager;
+    let missing = |kernel: &str| {
+        oe(
+            "other",
+            format!(
+                "\"{kernel}\" not implemented for '{}'",
+                torch_type_name(own)
+            ),
+        )
+    };
+    if own.is_complex() {
+        if base == "floor_divide" {
+            return Some(match it.m.mode {
+                Mode::Eager => missing("div_floor_cpu"),
+                Mode::Analysis => oe(
+                    "other",
+                    format!("torch.{} not supported for floor_divide", own.name()),
+                ),
+            });
+        }
+        if !eager {
+            return None;
+        }
+        let no_dim = matches!(a.get("dim"), Value::None);
+        let last_dim = match a.get("dim") {
+            Value::Int(d) => d
+                .as_int()
+                .is_some_and(|d| d == -1 || d + 1 == me.sizes().len() as i64),
+            _ => true,
+        };
+        return Some(match (op.name, base) {
+            (_, "amax") => missing("max_values_cpu"),
+            (_, "amin") => missing("min_values_cpu"),
+            (_, "max" | "min") if no_dim => missing(&format!("{base}_all")),
+            (_, "max" | "min") => oe("other", format!("{base}(): does not support complex input")),
+            (_, "argmax" | "argmin") => missing(&format!("{base}_cpu")),
+            (_, "sort" | "argsort" | "msort") => oe(
+                "other",
+                "Sort currently does not support complex dtypes on CPU.",
+            ),
+            (_, "topk") => missing("topk_cpu"),
+            (_, "softmax" | "log_softmax") if last_dim => {
+                missing(&format!("{base}_lastdim_kernel_impl"))
+            }
+            (_, "softmax" | "log_softmax") => missing(&format!("{base}_kernel_impl")),
+            (_, "gelu") => missing("GeluKernelImpl"),
+            (_, "elu" | "softplus" | "leaky_relu") => missing(&format!("{base}_cpu")),
+            (_, "hardtanh") => oe("other", "clamp is not supported for complex types"),
+            (_, "remainder") => missing("remainder_cpu"),
+            ("bernoulli_", _) => missing("bernoulli_scalar_cpu_"),
+            ("random_", _) if matches!(a.get("a"), Value::None) => missing("random_kernel_cpu"),
+            ("random_", _) => oe(
+                "other",
+                "check_random_bounds handles only integral, floating-point and boolean types",
+            ),
+            _ => return None,
+        });
+    }
+    if own != DType::Bool || !eager {
+        return None;
+    }
+    Some(match base {
+        "dot" => missing("dot"),
+        "mv" => missing("addmv_impl_cpu"),
+        "bmm" => missing("bmm"),
+        "addmm" => missing("addmm_impl_cpu_"),
+        "addcmul" => missing("addcmul_cpu_out"),
+        "pad" => {
+            let dims = a.get("pad").sequence().map_or(0, |p| p.len() / 2);
+            match a.get("mode") {
+                Value::Str(m) if &**m == "reflect" => missing(&format!("reflection_pad{dims}d")),
+                Value::Str(m) if &**m == "replicate" => missing(&format!("replication_pad{dims}d")),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// rand/randn (and their `_like`s) of a dtype that is not floating or
+/// complex: randn's meta wants a floating dtype; rand's is plain empty(),
+/// so only eager's uniform_ kernel refuses it.
+fn random_dtype_check(it: &Interp, name: &str, dtype: DType) -> OpResult<()> {
+    if !matches!(name, "rand" | "randn")
+        || dtype.is_floating()
+        || dtype.is_complex()
+        || (name == "rand" && it.m.mode == Mode::Analysis)
+    {
+        return Ok(());
+    }
+    let kernel = if name == "rand" {
+        "check_uniform_bounds"
+    } else {
+        "normal_kernel_cpu"
+    };
+    Err(oe(
+        "other",
+        match it.m.mode {
+            Mode::Eager => format!(
+                "\"{kernel}\" not implemented for '{}'",
+                torch_type_name(dtype)
+            ),
+            Mode::Analysis => format!(
+                "expected a floating-point or complex dtype, but got dtype=torch.{}",
+                dtype.name()
+            ),
+        },
+    ))
+}
+
+/// The overloads one table row stands for, bound by keyword:
+/// `arange(end=5)` is `arange(end)`, and `randint_like(x, high=9)`
+/// `randint_like(self, high)`. The rules read the positional forms: a lone
+/// bound is the first argument.
+fn normalise_overloads(a: &mut Args) -> OpResult<()> {
+    let (first, second) = match a.op.name {
+        "arange" => ("start", "end"),
+        "randint_like" => ("low", "high"),
+        _ => return Ok(()),
+    };
+    let (i, j) = (a.idx(first), a.idx(second));
+    match (a.get(first), a.get(second)) {
+        (Value::None, Value::None) => Err(oe(
+            "arguments",
+            format!("{}() missing required argument `{second}`", a.op.name),
+        )),
+        (Value::None, _) if a.op.name == "randint_like" || matches!(a.get("step"), Value::None) => {
+            a.v[i] = std::mem::replace(&mut a.v[j], Value::None);
+            Ok(())
+        }
+        (Value::None, _) => Err(oe(
+            "arguments",
+            format!("{}() missing required argument `{first}`", a.op.name),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Checks of arguments that are not tensors, made before any op runs:
@@ -420,6 +595,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     }
     if op.checks_arguments {
         argument_checks(op, &a).map_err(|e| op_error(e, span))?;
+    }
+    if let Some(e) = cpu_kernel_dtype_error(it, op, &a) {
+        return Err(op_error(e, span));
     }
     // F.relu(x, inplace=True) and friends are the in-place op.
     if !op.derived_inplace
@@ -924,15 +1102,30 @@ fn complex_autograd_error(op: &str) -> OpError {
     .help("compute on the real and imaginary parts (`torch.view_as_real`), or detach the input")
 }
 
+/// Overloads without a derivative whose op has one: `scatter` with a
+/// `reduce` (the scatter.reduce overloads) and `remainder` of a number by a
+/// tensor (remainder.Scalar_Tensor).
 fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
-    if a.op.name.trim_end_matches('_') == "scatter" && matches!(a.get("reduce"), Value::Str(_)) {
-        if let Some(node) = it.m.tensors[out].grad_fn {
-            it.m.nodes[node].not_implemented = Some(if a.op.name.ends_with('_') {
+    let missing = match a.op.name {
+        "scatter" | "scatter_" if matches!(a.get("reduce"), Value::Str(_)) => {
+            if a.op.name.ends_with('_') {
                 NoDerivative::ScatterReduceInplace
             } else {
                 NoDerivative::ScatterReduce
-            });
+            }
         }
+        "remainder"
+            if matches!(
+                a.get("self"),
+                Value::Int(_) | Value::Float(_) | Value::Bool(_)
+            ) =>
+        {
+            NoDerivative::RemainderScalarSelf
+        }
+        _ => return,
+    };
+    if let Some(node) = it.m.tensors[out].grad_fn {
+        it.m.nodes[node].not_implemented = Some(missing);
     }
 }
 
@@ -4296,6 +4489,36 @@ fn cast_error(it: &Interp, op: &str, a: &Args, from: DType, to: DType) -> Option
     }
 }
 
+/// meta_binop_inplace_alpha's dtype checks of `add_`/`sub_`: an integer
+/// `self` takes no floating `other`, a bool `self` only a bool one (by the
+/// operand's own dtype or Python type, not the promoted one).
+fn binop_inplace_alpha_check(it: &Interp, op: &str, to: DType, other: &Value) -> Option<OpError> {
+    if !matches!(op.trim_end_matches('_'), "add" | "sub" | "subtract") {
+        return None;
+    }
+    let (floating, boolean) = match other {
+        Value::Tensor(o) => {
+            let d = it.m.t(*o).dtype;
+            (d.is_floating(), d == DType::Bool)
+        }
+        Value::Float(_) => (true, false),
+        Value::Bool(_) => (false, true),
+        _ => (false, false),
+    };
+    let message = if to.is_integral() && to != DType::Bool && floating {
+        "Promotion of int.add/sub_(float) in in-place ops are not possible due to element size change."
+    } else if to == DType::Bool && !boolean {
+        // (sic: PyTorch's message)
+        "Promotion of book.add/sub_(others) in in-place ops are not possible due to element size change."
+    } else {
+        return None;
+    };
+    Some(
+        OpError::new("dtype-cast", message)
+            .help("use the out-of-place op, or convert with `.to(dtype)` first"),
+    )
+}
+
 fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<Value> {
     let self_name = op.params.first().map_or("self", |p| p.name);
     let me = a.tensor(self_name).map_err(|e| op_error(e, span))?;
@@ -4363,6 +4586,13 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             if let Some(e) = cast_error(it, op.name, &a, common, t.dtype) {
                 return Err(op_error(e, span));
             }
+        }
+    }
+    // meta_binop_inplace_alpha (add_, sub_) checks the dtypes before the
+    // broadcast.
+    if it.m.mode == Mode::Analysis {
+        if let Some(e) = binop_inplace_alpha_check(it, op.name, t.dtype, a.get("other")) {
+            return Err(op_error(e, span));
         }
     }
     // The result the op would compute, which must fit into `self`.
@@ -4672,6 +4902,17 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
                 "other",
                 "Integers to negative integer powers are not allowed.",
             ))
+        }
+        // The integral CPU kernels (div_floor, div_trunc, remainder) check
+        // each divisor: a literal 0 fails in eager.
+        "floor_divide" | "remainder" | "div" | "divide"
+            if eager
+                && common.is_integral()
+                && common != DType::Bool
+                && (base.starts_with('f') || base == "remainder" || !matches!(a.get("rounding_mode"), Value::None))
+                && matches!(a.get("other"), Value::Int(d) if d.as_int() == Some(0)) =>
+        {
+            Some(oe("other", "ZeroDivisionError"))
         }
         "floor_divide" if common == DType::Bool => not_built("div_floor_cpu", common)
             .or_else(|| Some(oe("other", "torch.bool not supported for floor_divide"))),
@@ -5517,32 +5758,7 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 },
                 _ => DType::F32,
             };
-            // randn's meta wants a floating dtype; rand's is plain empty(),
-            // so only eager's uniform_ kernel refuses it.
-            if matches!(op.name, "rand" | "randn")
-                && !dtype.is_floating()
-                && !dtype.is_complex()
-                && (op.name == "randn" || it.m.mode == Mode::Eager)
-            {
-                let kernel = if op.name == "rand" {
-                    "check_uniform_bounds"
-                } else {
-                    "normal_kernel_cpu"
-                };
-                return Err(oe(
-                    "other",
-                    match it.m.mode {
-                        Mode::Eager => format!(
-                            "\"{kernel}\" not implemented for '{}'",
-                            torch_type_name(dtype)
-                        ),
-                        Mode::Analysis => format!(
-                            "expected a floating-point or complex dtype, but got dtype=torch.{}",
-                            dtype.name()
-                        ),
-                    },
-                ));
-            }
+            random_dtype_check(it, op.name, dtype)?;
             let fmt = if op.params.iter().any(|p| p.name == "memory_format") {
                 a.memory_format("memory_format")?
             } else {
@@ -5687,16 +5903,20 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 (Some(d), _, _) => d,
                 (None, _, _) => t.dtype,
             };
+            random_dtype_check(it, op.name.trim_end_matches("_like"), dtype)?;
             if op.name == "randint_like" && it.m.mode == Mode::Eager {
                 let int = |v: &Value| match v {
                     Value::Int(i) => i.as_int(),
                     _ => None,
                 };
-                let (low, high) = match (int(a.get("a")), int(a.get("b"))) {
+                let (low, high) = match (int(a.get("low")), int(a.get("high"))) {
                     (Some(h), None) => (0, Some(h)),
                     (l, h) => (l.unwrap_or(0), h),
                 };
                 if let Some(high) = high {
+                    if low >= high {
+                        return Err(oe("other", format!("random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")));
+                    }
                     from_to_in_range(dtype, low as f64, high as f64)?;
                 }
             }
@@ -6873,8 +7093,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             lerp_dtypes(it, a)?;
         }
         if rule == "addc" && op.name.starts_with("addcdiv") {
-            let integral =
-                |n: &str| matches!(a.get(n), Value::Tensor(t) if it.m.t(*t).dtype.is_integral());
+            // (torch._refs' is_integer_dtype leaves bool out; eager's
+            // isIntegralType(includeBool=true) does not.)
+            let eager = it.m.mode == Mode::Eager;
+            let integral = |n: &str| {
+                matches!(a.get(n), Value::Tensor(t)
+                    if it.m.t(*t).dtype.is_integral() && (eager || it.m.t(*t).dtype != DType::Bool))
+            };
             if integral("tensor1") && integral("tensor2") {
                 return Err(oe("other", "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
                     .help("divide floating tensors: `t.addcdiv_(t1.float(), t2.float())`"));

@@ -601,6 +601,8 @@ pub enum NoDerivative {
     /// saved result, refuses it (after unpacking the result).
     LeakyReluNegativeSlope,
     EluNegativeAlpha,
+    /// `remainder.Scalar_Tensor` (`2 % x`): no derivatives.yaml entry.
+    RemainderScalarSelf,
 }
 
 impl NoDerivative {
@@ -614,6 +616,7 @@ impl NoDerivative {
             NoDerivative::Set => "set_",
             NoDerivative::LeakyReluNegativeSlope => "leaky_relu_",
             NoDerivative::EluNegativeAlpha => "elu_",
+            NoDerivative::RemainderScalarSelf => "aten::remainder",
         }
     }
 

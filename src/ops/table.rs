@@ -238,7 +238,7 @@ rand ; t ; L size, * , D? dtype=None, A layout=None, A device=None, B requires_g
 randn ; t ; L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; full_0 ; creation
 full ; t ; L size, TS fill_value, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; full ; creation
 randint ; t ; A low=None, A high=None, A size=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; randint ; creation
-arange ; t ; A start, A end=None, A step=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; arange ; creation
+arange ; t ; A start=None, A end=None, A step=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; arange ; creation
 linspace ; t ; N start, N end, I steps, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; linspace ; creation
 eye ; t ; I n, I? m=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; eye ; creation
 tensor ; t ; A data, * , D? dtype=None, A device=None, B requires_grad=False ; tensor ; creation
@@ -247,7 +247,7 @@ ones_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requi
 empty_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 rand_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 randn_like ; t ; T self, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
-randint_like ; t ; T self, A a, A b=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
+randint_like ; t ; T self, A low=None, A high=None, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 full_like ; t ; T self, TS fill_value, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False, M? memory_format=preserve_format ; like ; creation
 new_zeros ; m ; T self, L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; new ; creation
 new_ones ; m ; T self, L size, * , D? dtype=None, A layout=None, A device=None, B requires_grad=False ; new ; creation
