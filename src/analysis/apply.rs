@@ -5457,7 +5457,10 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     ),
                 ));
             }
-            if it.m.mode == Mode::Analysis && old != s.storage {
+            // FunctionalTensorWrapper::set__impl freezes self's old storage,
+            // then takes the source's: the same frozen one when the source
+            // shares it (a view of self, or self a view of it).
+            if it.m.mode == Mode::Analysis {
                 it.m.storages[old].frozen = Some(span);
             }
             it.m.provenance.set_storage(me, src, s.storage, span);

@@ -1259,13 +1259,21 @@ impl Machine {
             }
             chain.push(parent);
         }
-        if chain.len() < 2 {
+        // A copying reshape's `_unsafe_view` of its copy is a view to
+        // functionalization (`_unsafe_view_functionalize` records a view
+        // meta), though tpi makes its result a tensor of its own.
+        let root = chain[chain.len() - 1];
+        let unsafe_view = self.unsafe_view_sources.contains_key(&root);
+        if chain.len() < 2 && !unsafe_view {
             return Ok(());
         }
         // The view metas in order, from the base down: a metadata change of
         // the view's base made before the view, then the view's own; last
         // the written tensor's own metadata changes.
         let mut metas: smallvec::SmallVec<[bool; 8]> = smallvec::SmallVec::new();
+        if unsafe_view {
+            metas.push(false);
+        }
         for &t in chain.iter().rev().skip(1) {
             if self.made_after_metadata_change.contains(&t) {
                 metas.push(false);
