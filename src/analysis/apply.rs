@@ -1390,9 +1390,23 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
     shape::iterator_output_strides(sizes, &operands, &mut m.sizes)
 }
 
-fn pointwise_meta(it: &mut Interp, p: Pointwise) -> OpResult<Meta> {
+fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
     let m = &mut it.m;
-    let converted = p.tensors.iter().any(|&t| m.tensors[t].dtype != p.common);
+    // The analysis's meta kernels of most pointwise ops are torch._refs
+    // (activate_meta): for float16/bfloat16 they compute in float32, so each
+    // operand is first converted (`prims.convert_element_type` lays a
+    // non-dense one out densely), and the output's strides come from the
+    // converted operands (whose size-1 dims then no longer tell the layout
+    // apart: a transposed size-1 slice comes out contiguous). Measured on
+    // the meta device against every layout of up to 4 dims; round, sigmoid,
+    // silu, lerp, addcmul, addcdiv and where keep eager's layout.
+    let upcast = m.mode == Mode::Analysis
+        && matches!(p.common, DType::F16 | DType::BF16)
+        && !matches!(
+            op.trim_end_matches('_'),
+            "round" | "sigmoid" | "silu" | "lerp" | "addcmul" | "addcdiv" | "where"
+        );
+    let converted = upcast || p.tensors.iter().any(|&t| m.tensors[t].dtype != p.common);
     let strides = if converted {
         // `.to(common)` keeps a dense input's strides and lays a non-dense
         // one (expanded, stepped) out densely (preserve_format): its zero
@@ -1402,7 +1416,7 @@ fn pointwise_meta(it: &mut Interp, p: Pointwise) -> OpResult<Meta> {
             let t = &m.tensors[t];
             let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
             // (_to_copy keeps a dense input's strides exactly, size-1 dims too.)
-            let strides = if t.dtype != p.common
+            let strides = if (upcast || t.dtype != p.common)
                 && !shape::is_non_overlapping_and_dense(&sizes, &strides, &mut m.sizes)
             {
                 shape::like_strides(&sizes, &strides, MemoryFormat::Preserve, &mut m.sizes)?
@@ -7158,7 +7172,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 format!("{}() needs at least one tensor argument", op.name),
             ));
         }
-        let meta = pointwise_meta(it, p)?;
+        let meta = pointwise_meta(it, op.name, p)?;
         return Ok((vec![meta], None));
     }
     let me = match a.get("self") {
