@@ -435,6 +435,16 @@ fn cpu_kernel_dtype_error(it: &Interp, op: &OpDef, a: &Args) -> Option<OpError> 
     })
 }
 
+/// `empty_like`'s strides for a copy of `t`: torch._refs' in the analysis,
+/// ATen's in eager (which keeps a dense layout exactly).
+fn like_strides_for(it: &mut Interp, t: &Tensor, format: MemoryFormat) -> OpResult<Dims> {
+    let s = &mut it.m.sizes;
+    match it.m.mode {
+        Mode::Eager => shape::eager_like_strides(t.sizes(), t.strides(), format, s),
+        Mode::Analysis => shape::like_strides(t.sizes(), t.strides(), format, s),
+    }
+}
+
 /// rand/randn (and their `_like`s) of a dtype that is not floating or
 /// complex: randn's meta wants a floating dtype; rand's is plain empty(),
 /// so only eager's uniform_ kernel refuses it.
@@ -5915,7 +5925,7 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             let fmt = a
                 .memory_format("memory_format")?
                 .unwrap_or(MemoryFormat::Preserve);
-            let strides = shape::like_strides(t.sizes(), t.strides(), fmt, &mut it.m.sizes)?;
+            let strides = like_strides_for(it, &t, fmt)?;
             let dtype = match (dtype_arg, op.name, a.get("fill_value")) {
                 (Some(d), _, _) => d,
                 (None, _, _) => t.dtype,
@@ -7679,7 +7689,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "clone" => {
             let t = need(&t, op)?;
             let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
-            let strides = shape::like_strides(t.sizes(), t.strides(), f, &mut it.m.sizes)?;
+            let strides = like_strides_for(it, &t, f)?;
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "same_shape" => {

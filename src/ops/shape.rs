@@ -1079,6 +1079,21 @@ fn iterator_output_strides_general(
 
 /// `empty_like` / `clone` strides for a memory format (`preserve_format` keeps
 /// dense non-overlapping strides, else suggests a format).
+/// ATen's own `empty_like(preserve_format)` (eager `clone`, the `_like`
+/// factories): a non-overlapping and dense layout is kept exactly, size-1
+/// dims' strides too; any other as `like_strides`.
+pub fn eager_like_strides(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    format: MemoryFormat,
+    s: &mut Sizes,
+) -> OpResult<Dims> {
+    if format == MemoryFormat::Preserve && is_non_overlapping_and_dense(sizes, strides, s) {
+        return Ok(strides.into());
+    }
+    like_strides(sizes, strides, format, s)
+}
+
 pub fn like_strides(
     sizes: &[SymInt],
     strides: &[SymInt],
