@@ -349,12 +349,15 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
 /// promotion and the analysis's decompositions pass. floor_divide of a
 /// complex tensor fails in the analysis too.
 fn cpu_kernel_dtype_error(it: &Interp, op: &OpDef, a: &Args) -> Option<OpError> {
-    let first = op.params.first()?.name;
-    let Value::Tensor(me) = a.get(first) else {
+    // (Every op comes here: the first argument, by position, decides.)
+    let Some(Value::Tensor(me)) = a.v.first() else {
         return None;
     };
     let me = it.m.t(*me);
     let own = me.dtype;
+    if !own.is_complex() && own != DType::Bool {
+        return None;
+    }
     let base = op.name.trim_end_matches('_');
     let eager = it.m.mode == Mode::Eager;
     let missing = |kernel: &str| {
@@ -7689,7 +7692,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "clone" => {
             let t = need(&t, op)?;
             let f = a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve);
-            let strides = like_strides_for(it, &t, f)?;
+            let strides = like_strides_for(it, t, f)?;
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "same_shape" => {
@@ -7903,7 +7906,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let r = match a.get("repeats") {
                 Value::Int(r) => r.clone(),
                 Value::Tensor(rt) => {
-                    check_repeats_length(it, &t, *rt, me, a)?;
+                    check_repeats_length(it, t, *rt, me, a)?;
                     match a.get("output_size") {
                         Value::Int(o) => o.clone(),
                         _ => tensor_repeats_size(it, *rt, me, a)?,
