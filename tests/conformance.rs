@@ -6,8 +6,7 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // The op-coverage audit (tests/oracle/audit_coverage_2.tp): aten
     // overload names and schemas are not checked, some aten spellings of
-    // attributes are unknown, and swapaxes_/swapdims_ on an inference
-    // tensor pass the analysis (a decomposition) but not eager.
+    // attributes are unknown.
     (
         "audit_coverage_2.tp:test_aten_add_scalar_tensor_arg",
         "aten overload schemas not checked",
@@ -43,14 +42,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "audit_coverage_2.tp:test_aten_ior",
         "aten spelling of an operator unknown",
-    ),
-    (
-        "audit_coverage_2.tp:test_swapaxes__inference_tensor",
-        "swapaxes_ on an inference tensor passes the analysis",
-    ),
-    (
-        "audit_coverage_2.tp:test_swapdims__inference_tensor",
-        "swapdims_ on an inference tensor passes the analysis",
     ),
     // An unbacked size in a contiguous stride is `Max(1, u0)` in PyTorch
     // (its range starts at 0); tpi has no Max atom.

@@ -167,7 +167,8 @@ scatter ; mt ; T self, I dim, T index, TS src=None, * , TS value=None, S? reduce
 scatter_add ; mt ; T self, I dim, T index, T src ; scatter ; functional_
 addmm ; mt ; T self, T mat1, T mat2, * , N beta=1, N alpha=1 ; addmm ; functional_
 baddbmm ; mt ; T self, T batch1, T batch2, * , N beta=1, N alpha=1 ; baddbmm ; functional_
-transpose_ swapdims_ ; m ; T self, I dim0, I dim1 ; transpose ; meta
+transpose_ ; m ; T self, I dim0, I dim1 ; transpose ; meta
+swapdims_ ; m ; T self, I dim0, I dim1 ; transpose ; meta
 swapaxes_ ; m ; T self, I axis0, I axis1 ; transpose ; meta
 t_ ; m ; T self ; t ; meta
 squeeze_ ; m ; T self, DI? dim=None ; squeeze ; meta
