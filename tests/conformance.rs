@@ -5,8 +5,7 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // The op-coverage audit (tests/oracle/audit_coverage_2.tp): aten
-    // overload names and schemas are not checked, some aten spellings of
-    // attributes are unknown.
+    // overload names and schemas are not checked.
     (
         "audit_coverage_2.tp:test_aten_add_scalar_tensor_arg",
         "aten overload schemas not checked",
@@ -18,30 +17,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "audit_coverage_2.tp:test_aten_bad_overload_swapaxes",
         "aten overload names not checked",
-    ),
-    (
-        "audit_coverage_2.tp:test_aten_adjoint",
-        "aten spelling of an attribute unknown",
-    ),
-    (
-        "audit_coverage_2.tp:test_aten_mT",
-        "aten spelling of an attribute unknown",
-    ),
-    (
-        "audit_coverage_2.tp:test_aten_matrix_H",
-        "aten spelling of an attribute unknown",
-    ),
-    (
-        "audit_coverage_2.tp:test_aten_numpy_T",
-        "aten spelling of an attribute unknown",
-    ),
-    (
-        "audit_coverage_2.tp:test_aten_iand",
-        "aten spelling of an operator unknown",
-    ),
-    (
-        "audit_coverage_2.tp:test_aten_ior",
-        "aten spelling of an operator unknown",
     ),
     // An unbacked size in a contiguous stride is `Max(1, u0)` in PyTorch
     // (its range starts at 0); tpi has no Max atom.

@@ -1581,11 +1581,25 @@ impl<'a> Interp<'a> {
                 if attr == "_print" {
                     return Ok(Value::Builtin("_print"));
                 }
+                // The in-place bitwise operators' aten names.
+                let inplace = match attr {
+                    "__ior__" => Some("bitwise_or_"),
+                    "__iand__" => Some("bitwise_and_"),
+                    "__ixor__" => Some("bitwise_xor_"),
+                    _ => None,
+                };
+                if let Some(name) = inplace.filter(|n| table.lookup(n).is_some()) {
+                    return Ok(Value::Op {
+                        name: Rc::from(name),
+                        aten: true,
+                    });
+                }
                 table
                     .lookup(attr)
                     .map(|o| o.name)
                     .or((attr == "dropout_").then_some("dropout_"))
                     .or((attr == "index").then_some("index"))
+                    .or(aten_attribute(attr).map(|_| attr))
             }
             "torch.ops.inductor" => table.lookup(attr).filter(|o| o.inductor).map(|o| o.name),
             "torch.autograd" => None,
@@ -1631,6 +1645,24 @@ impl<'a> Interp<'a> {
         match f {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
+            Value::Op { name, aten: true } if aten_attribute(&name).is_some() => {
+                let (attr, _) = aten_attribute(&name).unwrap_or_default();
+                match (pos.as_slice(), kw.is_empty()) {
+                    ([Value::Tensor(t)], true) => {
+                        let t = *t;
+                        if attr == "adjoint" {
+                            super::apply::tensor_attr(self, t, "mT", func_span, span)
+                        } else {
+                            super::apply::tensor_attr(self, t, attr, func_span, span)
+                        }
+                    }
+                    _ => Err(err(
+                        "arguments",
+                        format!("aten::{name}() takes one tensor"),
+                        span,
+                    )),
+                }
+            }
             Value::Op { name, aten } => {
                 let op = self.table.lookup(&name);
                 if let Some(op) = op {
@@ -2116,6 +2148,20 @@ fn binding_index_list(
         .with_help("index with the subscript instead: `x[i, :] = v`")),
         None => Ok(()),
     }
+}
+
+/// The aten ops behind tensor attributes (`x.T` is `aten.numpy_T`, `x.mT`
+/// `aten.mT`, `x.H` `aten.matrix_H`, `x.mH` `aten.mH`, and `aten.adjoint`):
+/// the attribute each one is, and its aten name.
+fn aten_attribute(name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match name {
+        "numpy_T" => ("T", "numpy_T"),
+        "mT" => ("mT", "mT"),
+        "mH" => ("mH", "mH"),
+        "matrix_H" => ("H", "matrix_H"),
+        "adjoint" => ("adjoint", "adjoint"),
+        _ => return None,
+    })
 }
 
 /// `torch.ops.aten.NAME` takes the ATen schema, not torch.nn.functional's
