@@ -722,6 +722,17 @@ impl ShapeEnv {
                 if let Ok(d) = a.sub(b) {
                     self.try_replace(&d);
                 }
+                // `x // q == c` bounds x (try_solve's floordiv case in
+                // `_refine_ranges`): q*c <= x < q*(c+1).
+                // Only a range of one value within a size's [2, inf) is
+                // used: tpi's other guards are not all PyTorch's, and
+                // combining them could specialise what PyTorch leaves
+                // symbolic (tests/oracle/pytorch/dynamic_shapes_9.tp).
+                for (f, c) in [(a, b), (b, a)] {
+                    if let (Some((x, q)), Some(c)) = (self.single_floordiv(f), c.as_int()) {
+                        self.floordiv_singleton(&x, q, c);
+                    }
+                }
                 return;
             }
             Rel::Ne => return,
@@ -732,6 +743,55 @@ impl ShapeEnv {
         };
         if let Ok(d) = d {
             self.refine_nonneg(&d);
+        }
+    }
+
+    /// Given `x // q == c` with `x = a*s + k` for one symbol `s` (a > 0):
+    /// `q*c <= x <= q*(c+1) - 1` bounds `s`; when that leaves one value of
+    /// at least `MIN_SIZE`, `s` is specialised to it.
+    fn floordiv_singleton(&mut self, x: &SymInt, q: i64, c: i64) {
+        let Ok(x) = self.resolve(x) else {
+            return;
+        };
+        let Repr::Sym(p) = x.r() else {
+            return;
+        };
+        let (mut sym, mut a, mut k) = (None, 0i128, 0i128);
+        for (m, coef) in &p.terms {
+            if m.is_one() {
+                k = i128::from(*coef);
+            } else if let (Some(Atom::Sym(name)), None) = (m.as_atom(), &sym) {
+                sym = Some(name.clone());
+                a = i128::from(*coef);
+            } else {
+                return;
+            }
+        }
+        let Some(s) = sym.filter(|_| a > 0) else {
+            return;
+        };
+        let (q, c) = (i128::from(q), i128::from(c));
+        let lo = ceil_div_128(q * c - k, a).max(i128::from(MIN_SIZE));
+        let hi = floor_div_128(q * (c + 1) - 1 - k, a);
+        if lo == hi {
+            if let Ok(v) = i64::try_from(lo) {
+                self.set_replacement(s, SymInt::int(v));
+            }
+        }
+    }
+
+    /// `x // q` with a positive integer `q`, when `v` is exactly that.
+    fn single_floordiv(&self, v: &SymInt) -> Option<(SymInt, i64)> {
+        let v = self.resolve(v).ok()?;
+        let Repr::Sym(p) = v.r() else {
+            return None;
+        };
+        match p.terms.as_slice() {
+            [(m, 1)] => match m.as_atom()? {
+                Atom::FloorDiv(ab) => ab.1.as_int().filter(|&q| q > 0).map(|q| (ab.0.clone(), q)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
