@@ -373,15 +373,11 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     // Minimised random programs (tests/random/REPORT.md) that tpi still gets wrong.
     // autograd replays a differentiable view's op after its base's metadata
     // changed in place (unsqueeze_, as_strided_, set_), failing in that op's
-    // checks; tpi replays permute, t, expand and the view family only (it
-    // reads the ops back from geometries: transpose's dims and diagonal's
-    // are ambiguous), and not after set_
+    // checks; tpi replays permute, t, transpose, expand and the view family
+    // and checks the dims of diagonal, select, squeeze, unsqueeze and slice
+    // (read back from geometries; select's index is not), and not after set_
     (
         "random/regress_view_replay.tp:diagonal_then_set_",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_view_replay.tp:swapdims_then_as_strided_",
         "unmodelled, see the comment",
     ),
     // PyTorch's inference_mode KeyError: a view of an inference base is not modelled

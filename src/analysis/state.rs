@@ -381,7 +381,45 @@ impl Machine {
             }
             let (c_sizes, c_strides) = (c.sizes().clone(), c.strides().clone());
             let op = c.origin_op.as_str();
+            // The dims a dim-taking view op was given, read back from the
+            // geometries: replayed on the new rank, one out of range fails
+            // as maybe_wrap_dim does.
+            if let Some((dims, rank)) = view_dim_args(
+                op,
+                &old_sizes,
+                &old_strides,
+                &c_sizes,
+                &c_strides,
+                sizes.len(),
+            ) {
+                let range = rank.max(1) as i64;
+                if let Some(&d) = dims.iter().find(|&&d| d as i64 >= range) {
+                    return Err(OpError::new(
+                        "dim-out-of-range",
+                        format!("Dimension out of range (expected to be in range of [{}, {}], but got {d})", -range, range - 1),
+                    )
+                    .help(REPLAY_HELP));
+                }
+            }
             let replayed = match op {
+                "transpose" | "swapaxes" | "swapdims" => {
+                    match view_dim_args(
+                        op,
+                        &old_sizes,
+                        &old_strides,
+                        &c_sizes,
+                        &c_strides,
+                        sizes.len(),
+                    ) {
+                        Some((dims, _)) if dims.len() == 2 => {
+                            let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                            ps.swap(dims[0], dims[1]);
+                            pt.swap(dims[0], dims[1]);
+                            (ps, pt)
+                        }
+                        _ => return Ok(()),
+                    }
+                }
                 "t" => {
                     // t() swaps the two dims of a 2-d tensor and returns a
                     // 0-d or 1-d one as it is.
@@ -2202,6 +2240,58 @@ pub fn node_name(op: &str) -> &'static str {
         seen.borrow_mut().insert(op.to_string(), name);
         name
     })
+}
+
+/// For a view op that takes dims (`transpose`, `diagonal`, `select`,
+/// `squeeze`, `unsqueeze`, `slice`, `narrow`), the dims it was given, read
+/// back from its input's geometry (`old_*`) and its own (`c_*`), and the
+/// rank they wrap against when replayed on an input of rank `new_rank`.
+/// None when the geometries do not tell them (a full slice, a transpose of
+/// alike dims).
+fn view_dim_args(
+    op: &str,
+    old_sizes: &[SymInt],
+    old_strides: &[SymInt],
+    c_sizes: &[SymInt],
+    c_strides: &[SymInt],
+    new_rank: usize,
+) -> Option<(smallvec::SmallVec<[usize; 2]>, usize)> {
+    let same = |i: usize, j: usize| {
+        old_sizes.get(i) == c_sizes.get(j) && old_strides.get(i) == c_strides.get(j)
+    };
+    let (n, m) = (old_sizes.len(), c_sizes.len());
+    let first_diff = |len: usize| (0..len).find(|&i| !same(i, i));
+    match op {
+        "transpose" | "swapaxes" | "swapdims" if n == m => {
+            let diff: smallvec::SmallVec<[usize; 2]> = (0..n).filter(|&i| !same(i, i)).collect();
+            (diff.len() == 2 && same(diff[0], diff[1]) && same(diff[1], diff[0]))
+                .then_some((diff, new_rank))
+        }
+        "diagonal" if m + 1 == n => {
+            // The kept dims come first, in order; the two taken dims are
+            // the ones they skip.
+            let mut taken = smallvec::SmallVec::new();
+            let mut j = 0;
+            for i in 0..n {
+                if j + 1 < m && same(i, j) {
+                    j += 1;
+                } else {
+                    taken.push(i);
+                }
+            }
+            (taken.len() == 2).then_some((taken, new_rank))
+        }
+        "select" | "squeeze" if m + 1 == n => {
+            let d = first_diff(m).unwrap_or(m);
+            Some((smallvec::smallvec![d], new_rank))
+        }
+        "unsqueeze" if n + 1 == m => {
+            let d = first_diff(n).unwrap_or(n);
+            Some((smallvec::smallvec![d], new_rank + 1))
+        }
+        "slice" | "narrow" if n == m => first_diff(n).map(|d| (smallvec::smallvec![d], new_rank)),
+        _ => None,
+    }
 }
 
 const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, whose shape an in-place op (t_, unsqueeze_, transpose_…) changed after the view was made: make the view after that op, or clone it";
