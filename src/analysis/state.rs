@@ -384,15 +384,16 @@ impl Machine {
             // The dims a dim-taking view op was given, read back from the
             // geometries: replayed on the new rank, one out of range fails
             // as maybe_wrap_dim does.
-            if let Some((dims, rank)) = view_dim_args(
+            let dim_args = view_dim_args(
                 op,
                 &old_sizes,
                 &old_strides,
                 &c_sizes,
                 &c_strides,
                 sizes.len(),
-            ) {
-                let range = rank.max(1) as i64;
+            );
+            if let Some((dims, rank)) = &dim_args {
+                let range = (*rank).max(1) as i64;
                 if let Some(&d) = dims.iter().find(|&&d| d as i64 >= range) {
                     return Err(OpError::new(
                         "dim-out-of-range",
@@ -402,24 +403,15 @@ impl Machine {
                 }
             }
             let replayed = match op {
-                "transpose" | "swapaxes" | "swapdims" => {
-                    match view_dim_args(
-                        op,
-                        &old_sizes,
-                        &old_strides,
-                        &c_sizes,
-                        &c_strides,
-                        sizes.len(),
-                    ) {
-                        Some((dims, _)) if dims.len() == 2 => {
-                            let (mut ps, mut pt) = (sizes.clone(), strides.clone());
-                            ps.swap(dims[0], dims[1]);
-                            pt.swap(dims[0], dims[1]);
-                            (ps, pt)
-                        }
-                        _ => return Ok(()),
+                "transpose" | "swapaxes" | "swapdims" => match dim_args {
+                    Some((dims, _)) if dims.len() == 2 => {
+                        let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                        ps.swap(dims[0], dims[1]);
+                        pt.swap(dims[0], dims[1]);
+                        (ps, pt)
                     }
-                }
+                    _ => return Ok(()),
+                },
                 "t" => {
                     // t() swaps the two dims of a 2-d tensor and returns a
                     // 0-d or 1-d one as it is.

@@ -750,24 +750,7 @@ impl ShapeEnv {
     /// `q*c <= x <= q*(c+1) - 1` bounds `s`; when that leaves one value of
     /// at least `MIN_SIZE`, `s` is specialised to it.
     fn floordiv_singleton(&mut self, x: &SymInt, q: i64, c: i64) {
-        let Ok(x) = self.resolve(x) else {
-            return;
-        };
-        let Repr::Sym(p) = x.r() else {
-            return;
-        };
-        let (mut sym, mut a, mut k) = (None, 0i128, 0i128);
-        for (m, coef) in &p.terms {
-            if m.is_one() {
-                k = i128::from(*coef);
-            } else if let (Some(Atom::Sym(name)), None) = (m.as_atom(), &sym) {
-                sym = Some(name.clone());
-                a = i128::from(*coef);
-            } else {
-                return;
-            }
-        }
-        let Some(s) = sym.filter(|_| a > 0) else {
+        let Some((s, a, k)) = self.linear_in_one_symbol(x).filter(|&(_, a, _)| a > 0) else {
             return;
         };
         let (q, c) = (i128::from(q), i128::from(c));
@@ -778,6 +761,26 @@ impl ShapeEnv {
                 self.set_replacement(s, SymInt::int(v));
             }
         }
+    }
+
+    /// `v` as `a*s + k` for one symbol `s` (with the guards so far applied).
+    fn linear_in_one_symbol(&self, v: &SymInt) -> Option<(Arc<str>, i128, i128)> {
+        let v = self.resolve(v).ok()?;
+        let Repr::Sym(p) = v.r() else {
+            return None;
+        };
+        let (mut sym, mut a, mut k) = (None, 0i128, 0i128);
+        for (m, coef) in &p.terms {
+            if m.is_one() {
+                k = i128::from(*coef);
+            } else if let (Some(Atom::Sym(name)), None) = (m.as_atom(), &sym) {
+                sym = Some(name.clone());
+                a = i128::from(*coef);
+            } else {
+                return None;
+            }
+        }
+        sym.map(|s| (s, a, k))
     }
 
     /// `x // q` with a positive integer `q`, when `v` is exactly that.
@@ -876,25 +879,7 @@ impl ShapeEnv {
     /// Given the fact `d >= 0`: when `d` is `c*s + k` for one symbol `s`,
     /// narrows the range of `s` (a range of one value specialises it).
     fn refine_nonneg(&mut self, d: &SymInt) {
-        let Ok(d) = self.resolve(d) else {
-            return;
-        };
-        let Repr::Sym(p) = d.r() else {
-            return;
-        };
-        let mut sym: Option<Arc<str>> = None;
-        let (mut c, mut k) = (0i128, 0i128);
-        for (m, coef) in &p.terms {
-            if m.is_one() {
-                k = i128::from(*coef);
-            } else if let (Some(Atom::Sym(name)), None) = (m.as_atom(), &sym) {
-                sym = Some(name.clone());
-                c = i128::from(*coef);
-            } else {
-                return;
-            }
-        }
-        let Some(s) = sym else {
+        let Some((s, c, k)) = self.linear_in_one_symbol(d) else {
             return;
         };
         let Some(info) = self.symbols.iter_mut().find(|x| x.name == s) else {
