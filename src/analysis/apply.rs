@@ -6959,6 +6959,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "binary_int" => Some(("int", &["self", "other"])),
         "compare" => Some(("bool", &["self", "other"])),
         "unary" => Some(("", &["self"])),
+        // The analysis's meta kernels of silu (`empty_like(self)`), gelu,
+        // softplus, mish and hardswish (refs without type promotion) keep
+        // an integer or bool input's dtype; eager's kernels refuse it.
+        "unary_float"
+            if it.m.mode == Mode::Analysis
+                && matches!(
+                    op.name.trim_end_matches('_'),
+                    "silu" | "gelu" | "softplus" | "mish" | "hardswish"
+                ) =>
+        {
+            Some(("", &["self"]))
+        }
         "unary_float" => Some(("float", &["self"])),
         "unary_bool" => Some(("bool", &["self"])),
         "unary_int" => Some(("int", &["self"])),
@@ -6974,6 +6986,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         let names: &[&str] = if op.name.starts_with("pow") {
             &["self", "exponent"]
+        } else if rule == "lerp" && !matches!(a.get("weight"), Value::Tensor(_)) {
+            // lerp.Scalar's result type comes from start and end only.
+            &["self", "end"]
         } else {
             names
         };
@@ -7275,12 +7290,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         if matches!(op.name, "logsumexp") {
                             DType::F32
                         } else if matches!(op.name, "std" | "var") {
-                            // The analysis's decomposition computes in
-                            // float; eager's kernel refuses (std_var_out).
+                            // The analysis's ref (var_mean's output dtype
+                            // is the input's) keeps the integer or bool
+                            // dtype; eager's kernel refuses (std_var_out).
                             if it.m.mode == Mode::Eager {
                                 return Err(oe("other", "std and var only support floating point and complex dtypes"));
                             }
-                            DType::F32
+                            t.dtype
                         } else {
                             return Err(oe("other", format!("{}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}", op.name, torch_type_name(t.dtype))));
                         }
