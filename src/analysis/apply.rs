@@ -32,6 +32,26 @@ fn no_dims_error(d: impl std::fmt::Display) -> OpError {
     )
 }
 
+/// AT_DISPATCH's refusal of a dtype an eager CPU kernel is not built for.
+fn not_implemented_for(kernel: &str, dtype: DType) -> OpError {
+    oe(
+        "other",
+        format!(
+            "\"{kernel}\" not implemented for '{}'",
+            torch_type_name(dtype)
+        ),
+    )
+}
+
+/// Index tensors must be long, int, byte or bool (checkIndexTensorTypes,
+/// meta_index_Tensor).
+fn index_dtype_error() -> OpError {
+    oe(
+        "other",
+        "tensors used as indices must be long, int, byte or bool tensors",
+    )
+}
+
 /// Python's IndexError of a decomposition that assigns into a size list
 /// (`shape[dim] = ...`, `split_sizes[-1] = ...`) out of its range.
 fn list_index_error() -> OpError {
@@ -315,27 +335,18 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
     // python_arg_parser's should_allow_numbers_as_tensors: copy_ takes a
     // number as its `src`, a 0-dim wrapped-number tensor (scalar_to_tensor:
     // float64, int64 or bool).
-    let copy_number = op.name == "copy_"
-        && matches!(
-            a.get("src"),
-            Value::Int(_) | Value::Float(_) | Value::Bool(_)
-        );
-    if copy_number {
-        let dtype = match a.get("src") {
-            Value::Float(_) => DType::F64,
-            Value::Bool(_) => DType::Bool,
-            _ => DType::I64,
-        };
-        let meta = Meta {
-            sizes: Dims::new(),
-            strides: Dims::new(),
-            offset: SymInt::int(0),
-            dtype,
-        };
-        let src = it.m.fresh(meta, span, "scalar_tensor");
-        let k = a.idx("src");
-        a.v[k] = Value::Tensor(src);
-    }
+    let copy_number = match scalar_dtype(a.get("src")) {
+        Some(dtype) if op.name == "copy_" => {
+            let meta =
+                it.m.contiguous_meta(Dims::new(), dtype)
+                    .map_err(|e| op_error(e, span))?;
+            let src = it.m.fresh(meta, span, "scalar_tensor");
+            let k = a.idx("src");
+            a.v[k] = Value::Tensor(src);
+            true
+        }
+        _ => false,
+    };
     normalise_overloads(&mut a).map_err(|e| op_error(e, span))?;
     let wraps = copy_number || wraps_number(&a);
     let outer = std::mem::replace(&mut it.m.wrapped_number, wraps);
@@ -360,15 +371,7 @@ fn cpu_kernel_dtype_error(it: &Interp, op: &OpDef, a: &Args) -> Option<OpError> 
     }
     let base = op.name.trim_end_matches('_');
     let eager = it.m.mode == Mode::Eager;
-    let missing = |kernel: &str| {
-        oe(
-            "other",
-            format!(
-                "\"{kernel}\" not implemented for '{}'",
-                torch_type_name(own)
-            ),
-        )
-    };
+    let missing = |kernel: &str| not_implemented_for(kernel, own);
     if own.is_complex() {
         if base == "floor_divide" {
             return Some(match it.m.mode {
@@ -459,24 +462,17 @@ fn random_dtype_check(it: &Interp, name: &str, dtype: DType) -> OpResult<()> {
     {
         return Ok(());
     }
-    let kernel = if name == "rand" {
-        "check_uniform_bounds"
-    } else {
-        "normal_kernel_cpu"
-    };
-    Err(oe(
-        "other",
-        match it.m.mode {
-            Mode::Eager => format!(
-                "\"{kernel}\" not implemented for '{}'",
-                torch_type_name(dtype)
-            ),
-            Mode::Analysis => format!(
+    Err(match (it.m.mode, name) {
+        (Mode::Eager, "rand") => not_implemented_for("check_uniform_bounds", dtype),
+        (Mode::Eager, _) => not_implemented_for("normal_kernel_cpu", dtype),
+        (Mode::Analysis, _) => oe(
+            "other",
+            format!(
                 "expected a floating-point or complex dtype, but got dtype=torch.{}",
                 dtype.name()
             ),
-        },
-    ))
+        ),
+    })
 }
 
 /// The overloads one table row stands for, bound by keyword:
@@ -3145,8 +3141,7 @@ fn advanced_index(
         }
         if data_dependent {
             // Eager knows the data: an unknown number of selected elements.
-            let n = it.m.sizes.env.num_symbols();
-            let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
+            let u = it.m.unbacked_size();
             let keep = if ixt.sizes().is_empty() {
                 vec![]
             } else {
@@ -3173,11 +3168,7 @@ fn advanced_index(
             return Ok(Value::Tensor(out));
         }
         if !ixt.dtype.is_integral() {
-            return Err(err(
-                "other",
-                "tensors used as indices must be long, int, byte or bool tensors",
-                span,
-            ));
+            return Err(op_error(index_dtype_error(), span));
         }
         if d >= st.sizes().len() {
             return Err(err("other", "too many indices for tensor", span));
@@ -3376,10 +3367,7 @@ fn eager_index_put_checks(it: &mut Interp, dst: TensorId, a: &Args) -> OpResult<
                 it.m.t(*t).dtype,
                 DType::I64 | DType::I32 | DType::U8 | DType::Bool
             ) {
-                return Err(oe(
-                    "other",
-                    "tensors used as indices must be long, int, byte or bool tensors",
-                ));
+                return Err(index_dtype_error());
             }
         }
     }
@@ -4819,17 +4807,7 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
     };
     let own = it.m.t(*me).dtype;
     let eager = it.m.mode == Mode::Eager;
-    let not_built = |kernel: &str, dtype: DType| {
-        eager.then(|| {
-            oe(
-                "other",
-                format!(
-                    "\"{kernel}\" not implemented for '{}'",
-                    torch_type_name(dtype)
-                ),
-            )
-        })
-    };
+    let not_built = |kernel: &str, dtype: DType| eager.then(|| not_implemented_for(kernel, dtype));
     let python_type = if own == DType::Bool { "bool" } else { "int" };
     let cast = |arg: &str| {
         oe(
@@ -5009,32 +4987,11 @@ fn random_bounds(it: &Interp, op: &str, a: &Args) -> OpResult<()> {
     let floating = dtype.is_floating();
     match op {
         "exponential_" if !floating && !eager => return Err(exponential_dtype()),
-        "normal_" if !floating && !dtype.is_complex() => {
-            return Err(oe(
-                "other",
-                if eager {
-                    format!(
-                        "\"normal_kernel_cpu\" not implemented for '{}'",
-                        torch_type_name(dtype)
-                    )
-                } else {
-                    format!(
-                        "expected a floating-point or complex dtype, but got dtype=torch.{}",
-                        dtype.name()
-                    )
-                },
-            )
-            .help("fill a floating-point tensor"));
-        }
-        "uniform_" if eager && !floating && !dtype.is_complex() => {
-            return Err(oe(
-                "other",
-                format!(
-                    "\"check_uniform_bounds\" not implemented for '{}'",
-                    torch_type_name(dtype)
-                ),
-            )
-            .help("fill a floating-point tensor"));
+        // As randn's and rand's (normal_ and uniform_ fill them).
+        "normal_" | "uniform_" => {
+            let like = if op == "normal_" { "randn" } else { "rand" };
+            random_dtype_check(it, like, dtype)
+                .map_err(|e| e.help("fill a floating-point tensor"))?;
         }
         _ => {}
     }
@@ -5708,8 +5665,7 @@ fn tensor_repeats_size(
         };
         return Ok(SymInt::int(total));
     }
-    let n = it.m.sizes.env.num_symbols();
-    Ok(it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1))
+    Ok(it.m.unbacked_size())
 }
 
 /// Functionalization makes `resize_as_` a data mutation: its result goes
@@ -7352,7 +7308,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "argmax" => {
             let t = need(&t, op)?;
             if t.dtype == DType::Bool && it.m.mode == Mode::Eager {
-                return Err(oe("other", format!("\"{}_cpu\" not implemented for 'Bool'", op.name)));
+                return Err(not_implemented_for(&format!("{}_cpu", op.name), DType::Bool));
             }
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
             reduction_rank_limit(it, op, t, dims.is_some() && it.m.mode == Mode::Eager)?;
@@ -7392,7 +7348,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // Eager's kernels refuse integers; the analysis's
                 // decompositions run, log_softmax's subtracting two bools.
                 if it.m.mode == Mode::Eager {
-                    return Err(oe("other", format!("\"{}_lastdim_kernel_impl\" not implemented for '{}'", op.name, torch_type_name(dtype))));
+                    return Err(not_implemented_for(&format!("{}_lastdim_kernel_impl", op.name), dtype));
                 }
                 if op.name == "log_softmax" && dtype == DType::Bool {
                     return Err(oe("other", SUBTRACT_TWO_BOOLS));
@@ -7429,7 +7385,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "topk" => {
             let t = need(&t, op)?;
             if t.dtype == DType::Bool && it.m.mode == Mode::Eager {
-                return Err(oe("other", "\"topk_cpu\" not implemented for 'Bool'"));
+                return Err(not_implemented_for("topk_cpu", DType::Bool));
             }
             let nd = t.sizes().len();
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
@@ -7469,7 +7425,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(dt1), cpp_type_name(dt2))));
             }
             if dt1 == DType::Bool && it.m.mode == Mode::Eager && (rule == "mm" || (rule == "matmul" && t.sizes().len() == 2 && ot.sizes().len() == 2)) {
-                return Err(oe("other", "\"addmm_impl_cpu_\" not implemented for 'Bool'"));
+                return Err(not_implemented_for("addmm_impl_cpu_", DType::Bool));
             }
             // Two vectors: torch._refs.dot's own dtype check (matmul of two
             // 1-d tensors is dot), before eager's kernel.
@@ -7918,7 +7874,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     return Err(oe("other", "repeat_interleave only accept 1D vector as repeat"));
                 }
                 if !matches!(t.dtype, DType::I32 | DType::I64) {
-                    return Err(oe("other", format!("\"repeat_interleave_cpu\" not implemented for '{}'", torch_type_name(t.dtype))));
+                    return Err(not_implemented_for("repeat_interleave_cpu", t.dtype));
                 }
                 let n = match a.get("output_size") {
                     Value::Int(o) => o.clone(),
@@ -8095,8 +8051,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
                 shape::broadcast_shapes(mask.sizes(), t.sizes(), &mut it.m.sizes)?;
             }
-            let n = it.m.sizes.env.num_symbols();
-            let u = it.m.sizes.env.declare_with_hint(&format!("u{n}"), 1);
+            let u = it.m.unbacked_size();
             let sizes = if op.name == "nonzero" { smallvec![u, SymInt::int(t.sizes().len() as i64)] } else { smallvec![u] };
             let dtype = if op.name == "nonzero" { DType::I64 } else { t.dtype };
             let meta = contiguous(it, sizes, dtype)?;
@@ -8190,7 +8145,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 && p != 1.0
                 && !t.sizes().iter().any(|s| it.m.sizes.eq_int(s, 0));
             if eager_noise && t.dtype.is_complex() {
-                return Err(oe("other", format!("\"bernoulli_scalar_cpu_\" not implemented for '{}'", torch_type_name(t.dtype))));
+                return Err(not_implemented_for("bernoulli_scalar_cpu_", t.dtype));
             }
             let refused = match it.m.mode {
                 Mode::Analysis => p != 1.0 && !t.dtype.is_floating(),
@@ -8228,14 +8183,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // whose dtype must be floating; eager's kernel has no integer
             // (nor complex) instance.
             if !t.dtype.is_floating() && (eager || !t.dtype.is_complex()) {
-                return Err(oe(
-                    "other",
-                    if eager {
-                        format!("\"LayerNormKernelImpl\" not implemented for '{}'", torch_type_name(t.dtype))
-                    } else {
-                        format!("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: torch.{}", t.dtype.name())
-                    },
-                ));
+                return Err(if eager {
+                    not_implemented_for("LayerNormKernelImpl", t.dtype)
+                } else {
+                    oe("other", format!("mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: torch.{}", t.dtype.name()))
+                });
             }
             // Eager's CPU kernel takes parameters of another dtype only as
             // float32 beside a bfloat16 or float16 input (is_mixed_type,

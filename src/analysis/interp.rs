@@ -1646,15 +1646,10 @@ impl<'a> Interp<'a> {
             Value::Builtin(name) => super::builtins::call_builtin(self, name, pos, kw, span),
             Value::Function(name) => self.call_function(&name, pos, kw, span),
             Value::Op { name, aten: true } if aten_attribute(&name).is_some() => {
-                let (attr, _) = aten_attribute(&name).unwrap_or_default();
+                let attr = aten_attribute(&name).unwrap_or_default();
                 match (pos.as_slice(), kw.is_empty()) {
                     ([Value::Tensor(t)], true) => {
-                        let t = *t;
-                        if attr == "adjoint" {
-                            super::apply::tensor_attr(self, t, "mT", func_span, span)
-                        } else {
-                            super::apply::tensor_attr(self, t, attr, func_span, span)
-                        }
+                        super::apply::tensor_attr(self, *t, attr, func_span, span)
                     }
                     _ => Err(err(
                         "arguments",
@@ -2151,15 +2146,14 @@ fn binding_index_list(
 }
 
 /// The aten ops behind tensor attributes (`x.T` is `aten.numpy_T`, `x.mT`
-/// `aten.mT`, `x.H` `aten.matrix_H`, `x.mH` `aten.mH`, and `aten.adjoint`):
-/// the attribute each one is, and its aten name.
-fn aten_attribute(name: &str) -> Option<(&'static str, &'static str)> {
+/// `aten.mT`, `x.H` `aten.matrix_H`, `x.mH` `aten.mH`; `aten.adjoint` is
+/// read as `mT`): the attribute each one is.
+fn aten_attribute(name: &str) -> Option<&'static str> {
     Some(match name {
-        "numpy_T" => ("T", "numpy_T"),
-        "mT" => ("mT", "mT"),
-        "mH" => ("mH", "mH"),
-        "matrix_H" => ("H", "matrix_H"),
-        "adjoint" => ("adjoint", "adjoint"),
+        "numpy_T" => "T",
+        "mT" | "adjoint" => "mT",
+        "mH" => "mH",
+        "matrix_H" => "H",
         _ => return None,
     })
 }

@@ -393,13 +393,8 @@ impl Machine {
                 sizes.len(),
             );
             if let Some((dims, rank)) = &dim_args {
-                let range = (*rank).max(1) as i64;
-                if let Some(&d) = dims.iter().find(|&&d| d as i64 >= range) {
-                    return Err(OpError::new(
-                        "dim-out-of-range",
-                        format!("Dimension out of range (expected to be in range of [{}, {}], but got {d})", -range, range - 1),
-                    )
-                    .help(REPLAY_HELP));
+                for &d in dims {
+                    shape::wrap_dim(d as i64, *rank).map_err(|e| e.help(REPLAY_HELP))?;
                 }
             }
             let replayed = match op {
@@ -444,13 +439,8 @@ impl Machine {
                         perm.push(j);
                     }
                     // permute wraps its dims first, then compares the rank.
-                    let rank = sizes.len().max(1) as i64;
-                    if let Some(&d) = perm.iter().find(|&&d| d as i64 >= rank) {
-                        return Err(OpError::new(
-                            "dim-out-of-range",
-                            format!("Dimension out of range (expected to be in range of [{}, {}], but got {d})", -rank, rank - 1),
-                        )
-                        .help(REPLAY_HELP));
+                    for &d in &perm {
+                        shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
                     }
                     if perm.len() != sizes.len() {
                         return Err(OpError::new(
@@ -2047,15 +2037,21 @@ impl Machine {
         self.mode == Mode::Analysis && self.sizes.env.num_symbols() > 0
     }
 
-    /// A new unbacked size, named as ShapeEnv's `create_unbacked_symint`
-    /// names them (`u0`, `u1`, … in the order the run makes them). It has
-    /// no value: tpi gives it a hint no input size has, and the range of a
-    /// size (`_constrain_range_for_size`: never 0 or 1 to size-oblivious
-    /// checks).
+    /// A size that depends on data tpi does not know. In the analysis an
+    /// unbacked size, named as ShapeEnv's `create_unbacked_symint` names
+    /// them (`u0`, `u1`, … in the order the run makes them), with a hint no
+    /// input size has and the range of a size (`_constrain_range_for_size`:
+    /// never 0 or 1 to size-oblivious checks). In eager a count of selected
+    /// elements, hint 1.
     pub fn unbacked_size(&mut self) -> SymInt {
-        let name = format!("u{}", self.unbacked);
-        self.unbacked += 1;
-        self.sizes.env.declare_with_hint(&name, UNBACKED_HINT)
+        let (name, hint) = match self.mode {
+            Mode::Analysis => {
+                self.unbacked += 1;
+                (format!("u{}", self.unbacked - 1), UNBACKED_HINT)
+            }
+            Mode::Eager => (format!("u{}", self.sizes.env.num_symbols()), 1),
+        };
+        self.sizes.env.declare_with_hint(&name, hint)
     }
 
     /// A contiguous layout of `sizes`.
@@ -2102,12 +2098,12 @@ impl Machine {
     }
 }
 
-/// View op `op` as it made a view with geometry `view` of a base with
-/// geometry `base`.
 /// The hint of an unbacked size (`Machine::unbacked_size`): larger than the
 /// oracle's input hints, with many divisors, so that views of it reshape.
 const UNBACKED_HINT: i64 = 720;
 
+/// View op `op` as it made a view with geometry `view` of a base with
+/// geometry `base`.
 fn view_step<'a>(
     op: &'a str,
     base: &'a SharedGeometry,

@@ -1077,8 +1077,6 @@ fn iterator_output_strides_general(
     strides_from_perm(shape, &perm, s)
 }
 
-/// `empty_like` / `clone` strides for a memory format (`preserve_format` keeps
-/// dense non-overlapping strides, else suggests a format).
 /// ATen's own `empty_like(preserve_format)` (eager `clone`, the `_like`
 /// factories): a non-overlapping and dense layout is kept exactly, size-1
 /// dims' strides too; any other as `like_strides`.
@@ -1094,6 +1092,8 @@ pub fn eager_like_strides(
     like_strides(sizes, strides, format, s)
 }
 
+/// `empty_like` / `clone` strides for a memory format (`preserve_format` keeps
+/// dense non-overlapping strides, else suggests a format).
 pub fn like_strides(
     sizes: &[SymInt],
     strides: &[SymInt],
