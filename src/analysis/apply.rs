@@ -335,8 +335,12 @@ pub fn apply(it: &mut Interp, op: &'static OpDef, args: ArgValues, span: Span) -
     // python_arg_parser's should_allow_numbers_as_tensors: copy_ takes a
     // number as its `src`, a 0-dim wrapped-number tensor (scalar_to_tensor:
     // float64, int64 or bool).
-    let copy_number = match scalar_dtype(a.get("src")) {
-        Some(dtype) if op.name == "copy_" => {
+    // (Every op comes here: the name is looked at first.)
+    let number = (op.name == "copy_")
+        .then(|| scalar_dtype(a.get("src")))
+        .flatten();
+    let copy_number = match number {
+        Some(dtype) => {
             let meta =
                 it.m.contiguous_meta(Dims::new(), dtype)
                     .map_err(|e| op_error(e, span))?;
