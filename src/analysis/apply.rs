@@ -602,7 +602,36 @@ fn wraps_number(a: &Args) -> bool {
     })
 }
 
+/// functionalization's `sync` of a non-view op's tensor arguments
+/// (`Machine::pending_values`). Analysis only; free when no write changed
+/// a layout.
+fn sync_args(it: &mut Interp, a: &Args) -> OpResult<()> {
+    if it.m.pending_values.is_empty() {
+        return Ok(());
+    }
+    fn sync_value(it: &mut Interp, v: &Value) -> OpResult<()> {
+        match v {
+            Value::Tensor(t) => it.m.sync(*t),
+            Value::Tuple(items) => items.iter().try_for_each(|v| sync_value(it, v)),
+            Value::List(items) => {
+                let items = items.borrow().clone();
+                items.iter().try_for_each(|v| sync_value(it, v))
+            }
+            _ => Ok(()),
+        }
+    }
+    a.v.iter().try_for_each(|v| sync_value(it, v))
+}
+
 fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<Value> {
+    // View ops read their input's value as it is; the reshape family
+    // decides in `reshape_to`.
+    if !it.m.pending_values.is_empty()
+        && !matches!(op.class, OpClass::View | OpClass::MultiView)
+        && !matches!(op.rule, "reshape" | "reshape_as" | "flatten")
+    {
+        sync_args(it, &a).map_err(|e| op_error(e, span))?;
+    }
     if op.scalar_params {
         tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
     }
@@ -663,11 +692,8 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     let dtype_view =
                         op.rule == "view" && matches!(a.get("size"), Value::Dtype(_) | Value::None);
                     let v = make_view(it, base, meta, op.name, !dtype_view, span)?;
-                    if op.rule == "unfold" && it.m.mode == Mode::Analysis {
-                        let (size, step) = (a.int(it, "size"), a.int(it, "step"));
-                        if let (Ok(size), Ok(step)) = (size, step) {
-                            it.m.unfold_windows.insert(v, (size, step));
-                        }
+                    if it.m.mode == Mode::Analysis {
+                        record_view_args(it, op.rule, &a, base, v);
                     }
                     Value::Tensor(v)
                 }
@@ -1881,6 +1907,44 @@ enum ViewResult {
     View(Meta),
 }
 
+/// What autograd's view replay needs of a view op's arguments that the
+/// geometries do not tell (the analysis only): unfold's window, a negative
+/// `select` index (replayed as given, it wraps on the new size), the dim of
+/// a slice or narrow that keeps the whole dim.
+fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: TensorId) {
+    let int = |name: &str| match a.get(name) {
+        Value::Int(i) => i.as_int(),
+        _ => None,
+    };
+    match rule {
+        "unfold" => {
+            let (size, step) = (a.int(it, "size"), a.int(it, "step"));
+            if let (Ok(size), Ok(step)) = (size, step) {
+                it.m.unfold_windows.insert(v, (size, step));
+            }
+        }
+        "select" => {
+            if let Some(index) = int("index").filter(|&i| i < 0) {
+                it.m.negative_selects.insert(v, index);
+            }
+        }
+        "slice" | "narrow" => {
+            let rank = it.m.t(base).sizes().len();
+            let dim = int("dim").and_then(|d| shape::wrap_dim(d, rank).ok());
+            if let Some(d) = dim {
+                let (b, t) = (it.m.t(base), it.m.t(v));
+                if b.sizes().get(d) == t.sizes().get(d) && b.strides().get(d) == t.strides().get(d)
+                {
+                    if let Ok(d) = u8::try_from(d) {
+                        it.m.full_slice_dims.insert(v, d);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The metadata of the view an op makes of `self`.
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
     let _ = span;
@@ -2873,6 +2937,11 @@ fn apply_slicing(
                 cur =
                     it.m.view_of(cur, meta, "select", false, true, span)
                         .map_err(|e| op_error(e, span))?;
+                if it.m.mode == Mode::Analysis {
+                    if let Some(index) = i.as_int().filter(|&i| i < 0) {
+                        it.m.negative_selects.insert(cur, index);
+                    }
+                }
             }
             Index::Slice(a, b, c) => {
                 let tt = it.m.t(cur).clone();
@@ -2899,9 +2968,17 @@ fn apply_slicing(
                 if !full || single {
                     let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false)
                         .map_err(|e| op_error(e, span))?;
+                    let keeps_dim = it.m.mode == Mode::Analysis
+                        && step == 1
+                        && meta.sizes.get(dim) == tt.sizes().get(dim);
                     cur =
                         it.m.view_of(cur, meta, "slice", false, true, span)
                             .map_err(|e| op_error(e, span))?;
+                    if keeps_dim {
+                        if let Ok(d) = u8::try_from(dim) {
+                            it.m.full_slice_dims.insert(cur, d);
+                        }
+                    }
                 }
                 dim += 1;
             }
@@ -3044,6 +3121,13 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
             ));
         }
         return Ok(Value::Tensor(cur));
+    }
+    if !it.m.pending_values.is_empty() {
+        // aten.index syncs its tensors.
+        it.m.sync(cur).map_err(|e| op_error(e, span))?;
+        for &(_, t) in advanced.iter() {
+            it.m.sync(t).map_err(|e| op_error(e, span))?;
+        }
     }
     let out = advanced_index(it, cur, &advanced, span)?;
     check_literal_index_bounds(it, cur, &advanced).map_err(|e| op_error(e, span))?;
@@ -4305,7 +4389,34 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
     let geom = decomposition_geometry(m, me);
     match shape::compute_stride(geom.sizes(), geom.strides(), &sizes, &mut m.sizes)? {
         Some(strides) => {
-            let (sizes, strides) = view_geometry(it, geom.sizes(), geom.strides(), sizes, strides)?;
+            let real = m.tensors[me].geometry().clone();
+            let (sizes, strides) = if m.mode == Mode::Analysis && real != geom {
+                // reshape chose a view on the Python wrapper's strides;
+                // the view itself runs on the value, whose strides a write
+                // through a view replaced (`replace_value`).
+                let (from_sizes, from_strides) = (real.sizes(), real.strides());
+                if from_sizes == &sizes {
+                    (sizes, from_strides.clone())
+                } else {
+                    match shape::ref_view_geometry(from_sizes, from_strides, &sizes, &mut m.sizes)? {
+                        Some(g) => g,
+                        None => {
+                            return Err(OpError::new(
+                                "view-stride",
+                                format!(
+                                    "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+                                    show(from_sizes),
+                                    crate::analysis::state::show_tuple(from_strides),
+                                    crate::analysis::state::show_tuple(&sizes)
+                                ),
+                            )
+                            .help("a write through a transposing view gave this tensor's value new strides; reshape still decides on the old ones and views: clone() it first"))
+                        }
+                    }
+                }
+            } else {
+                view_geometry(it, geom.sizes(), geom.strides(), sizes, strides)?
+            };
             let meta = Meta {
                 sizes,
                 strides,
@@ -4317,6 +4428,8 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
             ))
         }
         None => {
+            // The copy (`clone`) syncs.
+            m.sync(me)?;
             let sizes = shape::ref_view_sizes(geom.sizes(), None, sizes, &mut m.sizes)?;
             let meta = it.m.contiguous_meta(sizes, dtype)?;
             let out =

@@ -469,6 +469,18 @@ pub fn collect(
     keep_input_mutations: bool,
     grad_enabled_mutation: Option<bool>,
 ) -> Result<ViewAndMutationMeta, CollectError> {
+    // The inputs are synced, then the outputs (`from_fun`): an out-of-date
+    // output regenerates its value from its base, and may fail there.
+    for p in params {
+        if let Param::Tensor { id, .. } = p {
+            m.sync(*id).map_err(CollectError::Inputs)?;
+        }
+    }
+    for o in outputs {
+        if let FlatOutput::Tensor(id) = o {
+            m.sync(*id).map_err(CollectError::Outputs)?;
+        }
+    }
     let events = EventIndex::new(&m.provenance);
     let mut inputs = Vec::new();
     for p in params {

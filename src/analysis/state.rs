@@ -77,6 +77,15 @@ pub struct Machine {
     /// `reshape`/`contiguous()` decide between a view and a copy on the
     /// strides from before the write.
     pub python_geom: rustc_hash::FxHashMap<TensorId, SharedGeometry>,
+    /// The analysis's tensors whose value a write left out of date
+    /// (FunctionalTensorWrapper's generation behind its storage's): the
+    /// value `sync` gives them, regenerated from the storage's new base by
+    /// replaying their view ops, or the error that replay raises. A write
+    /// syncs only the tensor written; a view op uses its input's value as
+    /// it is (and its result is out of date too); any other op, and the
+    /// outputs at the end, sync their tensors first (`Machine::sync`).
+    /// Empty unless a write changed a layout.
+    pub pending_values: rustc_hash::FxHashMap<TensorId, Result<SharedGeometry, OpError>>,
     /// Eager: the sizes a tensor's grad_fn expects for its gradient (its
     /// input metadata), where an in-place metadata op that recorded no
     /// history (under no_grad or inference_mode) changed the tensor's own.
@@ -103,8 +112,16 @@ pub struct Machine {
     /// Read when a view's node is regenerated (`replay_on_changed_base`)
     /// and when a write goes back through the view (`replace_value`). Few:
     /// such changes are rare.
-    pub metadata_changes:
-        rustc_hash::FxHashMap<TensorId, Vec<(SharedGeometry, usize, &'static str)>>,
+    pub metadata_changes: rustc_hash::FxHashMap<TensorId, Vec<MetadataChange>>,
+    /// The dim of each view `x[..., :, ...]` made with an open slice that
+    /// keeps the whole dim (`slice(d, 0, sys.maxsize)`): its geometry is its
+    /// input's, so only this tells the dim autograd's view replay wraps
+    /// (`replay_on_changed_base`). Analysis only.
+    pub full_slice_dims: rustc_hash::FxHashMap<TensorId, u8>,
+    /// The index of each `select` (or `x[i]`) given a negative one: the
+    /// replay passes it as given, so it wraps on the new size. Analysis
+    /// only.
+    pub negative_selects: rustc_hash::FxHashMap<TensorId, i64>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -142,6 +159,19 @@ pub struct Machine {
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
     pub bound_tensors: Vec<TensorId>,
+}
+
+/// An in-place metadata change of one tensor (`Machine::metadata_changes`).
+#[derive(Clone, Debug)]
+pub struct MetadataChange {
+    /// The tensor's geometry and storage offset before the change.
+    pub before: SharedGeometry,
+    pub offset: SymInt,
+    /// How many tensors existed then: the ones made before it were made on
+    /// the old geometry.
+    pub made: usize,
+    /// The op's view rule.
+    pub rule: &'static str,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -191,12 +221,15 @@ impl Machine {
             literals: Default::default(),
             view_entry: false,
             python_geom: Default::default(),
+            pending_values: Default::default(),
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
             accumulators: Default::default(),
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
             metadata_changes: Default::default(),
+            full_slice_dims: Default::default(),
+            negative_selects: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
@@ -354,40 +387,41 @@ impl Machine {
     /// replayed; the chain stops, as passing, at any other op whose input
     /// changed.
     fn replay_on_changed_base(&mut self, id: TensorId, base: TensorId) -> OpResult<()> {
-        // The base's geometry when the view was made: before the first
-        // change that came after it.
-        let Some(old) = self
-            .metadata_changes
-            .get(&base)
-            .and_then(|changes| changes.iter().find(|(_, made, _)| *made > id as usize))
-            .map(|(g, _, _)| g.clone())
-        else {
-            return Ok(());
-        };
-        let new = self.tensors[base].geom.clone();
-        if old.sizes() == new.sizes() && old.strides() == new.strides() {
-            return Ok(());
-        }
         let parents = self.view_parents(id);
         let Some(top) = parents.iter().position(|&(_, p)| p == base) else {
             return Ok(());
         };
-        let (mut old_sizes, mut old_strides) = (old.sizes().clone(), old.strides().clone());
+        let chain = &parents[..=top];
+        // Nothing in the chain changed: every view replays as it was made.
+        if !self.metadata_changes.contains_key(&base)
+            && !chain
+                .iter()
+                .any(|(c, _)| self.metadata_changes.contains_key(c))
+        {
+            return Ok(());
+        }
+        let new = &self.tensors[base];
         let (mut sizes, mut strides) = (new.sizes().clone(), new.strides().clone());
-        for &(child, _) in parents[..=top].iter().rev() {
+        for &(child, parent) in chain.iter().rev() {
+            // The parent as it was when the child was made, and the child
+            // as its view op made it: autograd's view_fn is the chain of
+            // view ops alone, not the in-place metadata ops that came after.
             let c = &self.tensors[child];
-            if c.metadata_mutated {
+            if c.metadata_mutated && !self.metadata_changes.contains_key(&child) {
                 return Ok(());
             }
-            let (c_sizes, c_strides) = (c.sizes().clone(), c.strides().clone());
+            let (old, old_offset) = self.geometry_when_made(parent, child);
+            let (made, c_offset) = self.geometry_when_made(child, child);
+            let (old_sizes, old_strides) = (old.sizes(), old.strides());
+            let (c_sizes, c_strides) = (made.sizes().clone(), made.strides().clone());
             let op = c.origin_op.as_str();
             // The dims a dim-taking view op was given, read back from the
             // geometries: replayed on the new rank, one out of range fails
             // as maybe_wrap_dim does.
             let dim_args = view_dim_args(
                 op,
-                &old_sizes,
-                &old_strides,
+                old_sizes,
+                old_strides,
                 &c_sizes,
                 &c_strides,
                 sizes.len(),
@@ -397,7 +431,52 @@ impl Machine {
                     shape::wrap_dim(d as i64, *rank).map_err(|e| e.help(REPLAY_HELP))?;
                 }
             }
+            let full_slice = match (op, &dim_args) {
+                ("slice" | "narrow", None) => self.full_slice_dims.get(&child).copied(),
+                _ => None,
+            };
+            if let Some(d) = full_slice {
+                shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
+            }
             let replayed = match op {
+                // slice(d, 0, sys.maxsize) keeps every dim as it is.
+                "slice" | "narrow" if full_slice.is_some() => (sizes.clone(), strides.clone()),
+                "select" => match dim_args {
+                    Some((dims, _)) => {
+                        let d = dims[0];
+                        // The index it was given, from the offsets.
+                        let given = self.negative_selects.get(&child).copied();
+                        let index = match (
+                            given,
+                            c_offset.as_int(),
+                            old_offset.as_int(),
+                            old_strides[d].as_int(),
+                        ) {
+                            (Some(i), ..) => i,
+                            (None, Some(c), Some(o), Some(s)) if s != 0 && (c - o) % s == 0 => {
+                                (c - o) / s
+                            }
+                            _ => return Ok(()),
+                        };
+                        if let Some(size) = sizes[d].as_int() {
+                            if index >= size || index < -size {
+                                return Err(OpError::new(
+                                    "index-out-of-range",
+                                    format!(
+                                        "select(): index {index} out of range for tensor of size {} at dimension {d}",
+                                        shape::show(&sizes)
+                                    ),
+                                )
+                                .help(REPLAY_HELP));
+                            }
+                        }
+                        let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                        ps.remove(d);
+                        pt.remove(d);
+                        (ps, pt)
+                    }
+                    None => return Ok(()),
+                },
                 "transpose" | "swapaxes" | "swapdims" => match dim_args {
                     Some((dims, _)) if dims.len() == 2 => {
                         let (mut ps, mut pt) = (sizes.clone(), strides.clone());
@@ -510,15 +589,99 @@ impl Machine {
                         }
                     }
                 }
-                _ if old_sizes == sizes && old_strides == strides => {
+                _ if *old_sizes == sizes && *old_strides == strides => {
                     (c_sizes.clone(), c_strides.clone())
                 }
                 _ => return Ok(()),
             };
-            (old_sizes, old_strides) = (c_sizes, c_strides);
             (sizes, strides) = replayed;
         }
         Ok(())
+    }
+
+    /// functionalization's `sync` of `id` before a non-view op reads it:
+    /// an out-of-date value is regenerated (`pending_values`), or the
+    /// replay's error is raised. Analysis only; free when no write changed
+    /// a layout.
+    pub fn sync(&mut self, id: TensorId) -> OpResult<()> {
+        if self.pending_values.is_empty() {
+            return Ok(());
+        }
+        match self.pending_values.remove(&id) {
+            None => Ok(()),
+            Some(Err(e)) => Err(e),
+            Some(Ok(new)) => {
+                let old = self.tensors[id].geom.clone();
+                if old != new {
+                    self.python_geom.entry(id).or_insert(old);
+                    self.tensors[id].set_geometry(new);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A view `id` made by `op` of `base`, whose value is out of date: the
+    /// view's value is out of date too, and syncing it replays `op` on the
+    /// base's regenerated value.
+    fn pend_view(&mut self, base: TensorId, id: TensorId, op: &'static str) {
+        let Some(pending) = self.pending_values.get(&base).cloned() else {
+            return;
+        };
+        let replayed = match pending {
+            Err(e) => Some(Err(e)),
+            Ok(new_base) => {
+                let old_base = self.tensors[base].geom.clone();
+                let made = self.tensors[id].geom.clone();
+                self.replay_view(op, &old_base, &made, &new_base)
+                    .transpose()
+            }
+        };
+        if let Some(r) = replayed {
+            self.pending_values.insert(id, r);
+        }
+    }
+
+    /// View op `op`, which made `made` of a base laid out as `old_base`,
+    /// replayed on the base's new value `new_base`: the view's new value,
+    /// None when tpi does not replay the step (the view keeps its value),
+    /// or the error of a view the new strides cannot give.
+    fn replay_view(
+        &mut self,
+        op: &str,
+        old_base: &SharedGeometry,
+        made: &SharedGeometry,
+        new_base: &SharedGeometry,
+    ) -> OpResult<Option<SharedGeometry>> {
+        let step = view_step(op, old_base, made);
+        let reshape = step.is_reshape();
+        match shape::view_replay_strides(&step, new_base.strides(), &mut self.sizes)? {
+            Some(strides) => Ok(Some(self.geoms.intern(made.sizes().clone(), strides))),
+            None if reshape && new_base.sizes() == old_base.sizes() => Err(OpError::new(
+                "view-stride",
+                format!(
+                    "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+                    shape::show(new_base.sizes()),
+                    show_tuple(new_base.strides()),
+                    show_tuple(made.sizes())
+                ),
+            )
+            .help("a write through another view gave the base new strides, and functionalization replays this view on them when the view is next used: clone() the view, or make it after the write")),
+            None => Ok(None),
+        }
+    }
+
+    /// `t`'s geometry and storage offset when tensor `made` was made:
+    /// before the first in-place metadata change of `t` that came after.
+    fn geometry_when_made(&self, t: TensorId, made: TensorId) -> (SharedGeometry, SymInt) {
+        let change = self
+            .metadata_changes
+            .get(&t)
+            .and_then(|changes| changes.iter().find(|c| c.made > made as usize));
+        match change {
+            Some(c) => (c.before.clone(), c.offset.clone()),
+            None => (self.tensors[t].geom.clone(), self.tensors[t].offset.clone()),
+        }
     }
 
     pub fn add_node(
@@ -1018,6 +1181,9 @@ impl Machine {
             output_index: 0,
         });
         self.provenance.view(id, base);
+        if !self.pending_values.is_empty() {
+            self.pend_view(base, id, op);
+        }
         if b.metadata_mutated {
             self.made_after_metadata_change.insert(id);
         }
@@ -1081,7 +1247,8 @@ impl Machine {
     /// `replace_` takes the result's sizes and strides; `commit_update` and
     /// the `sync` that follows then regenerate the storage's base through
     /// the view inverses (`apply_update`) and `target` from the base
-    /// (`regenerate_from_base`), replaying its views. So a write through a
+    /// (`regenerate_from_base`), replaying its views. The base and the
+    /// other views get their new values when next synced (`pending_values`). So a write through a
     /// transposing, unsqueezing or reshaping view passes the result's
     /// strides on to the base, and the view gets them back as its op makes
     /// them (an expanded view is expanded again); a write through a slicing
@@ -1112,6 +1279,20 @@ impl Machine {
             let step = view_step(self.tensors[child].origin_op.as_str(), &base, &made);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => chain.push((parent, base, next)),
+                // The inverse of a `view` is a `view` back to the base's
+                // sizes, which the written value's strides may not allow.
+                None if step.is_reshape() => {
+                    return Err(OpError::new(
+                        "view-stride",
+                        format!(
+                            "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+                            shape::show(made.sizes()),
+                            show_tuple(&strides),
+                            show_tuple(base.sizes())
+                        ),
+                    )
+                    .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it"));
+                }
                 // A scatter into the base's value keeps its strides: nothing
                 // changes, unless an in-place metadata op further up has
                 // an inverse that lays the value out anew.
@@ -1147,14 +1328,18 @@ impl Machine {
                     .geoms
                     .intern(old.sizes().clone(), parent_strides.clone());
                 changed.push((id, old.clone(), parent_strides.clone()));
-                self.python_geom.entry(id).or_insert(old);
-                self.tensors[id].set_geometry(new);
+                if k == 0 {
+                    // The written tensor is synced at once.
+                    self.pending_values.remove(&id);
+                    self.python_geom.entry(id).or_insert(old);
+                    self.tensors[id].set_geometry(new);
+                } else {
+                    // Its bases get their new value when next synced.
+                    self.pending_values.insert(id, Ok(new));
+                }
             }
         }
-        // Only for a write to the storage's base itself: PyTorch's answers
-        // for a write through a view do not all fit replaying the other
-        // views on the base's new value (`tests/oracle/sibling_views.tp`).
-        if chain.len() == 1 && !changed.is_empty() {
+        if !changed.is_empty() {
             self.regenerate_other_views(changed)?;
         }
         Ok(())
@@ -1175,7 +1360,7 @@ impl Machine {
         };
         let changes = changes.clone();
         let (mut after, mut strides) = (now.clone(), strides.clone());
-        for (before, _, rule) in changes.iter().rev() {
+        for MetadataChange { before, rule, .. } in changes.iter().rev() {
             let step = view_step(rule, before, &after);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => strides = next,
@@ -1198,14 +1383,14 @@ impl Machine {
         parent_strides: &Dims,
     ) -> OpResult<Option<Dims>> {
         let changes = self.metadata_changes.get(&id).cloned().unwrap_or_default();
-        let made = changes.first().map_or(now, |(g, _, _)| g).clone();
+        let made = changes.first().map_or(now, |c| &c.before).clone();
         let step = view_step(self.tensors[id].origin_op.as_str(), parent, &made);
         let Some(mut strides) = shape::view_replay_strides(&step, parent_strides, &mut self.sizes)?
         else {
             return Ok(None);
         };
-        for (k, (before, _, rule)) in changes.iter().enumerate() {
-            let after = changes.get(k + 1).map_or(now, |(g, _, _)| g);
+        for (k, MetadataChange { before, rule, .. }) in changes.iter().enumerate() {
+            let after = changes.get(k + 1).map_or(now, |c| &c.before);
             let step = view_step(rule, before, after);
             match shape::view_replay_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => strides = next,
@@ -1217,9 +1402,10 @@ impl Machine {
 
     /// The other views of tensors whose value `replace_value` gave new
     /// strides: functionalization regenerates each from its base's new
-    /// value when it is next used (`regenerate_from_base`), so ops see the
-    /// view's ops replayed on the new layout, while its Python wrapper
-    /// keeps the old strides (`python_geom`). Tensors are made after their
+    /// value when it is next synced (`regenerate_from_base`), so ops see
+    /// the view's ops replayed on the new layout, or the replay's error
+    /// (`pending_values`), while its Python wrapper keeps the old strides
+    /// (`python_geom`). Tensors are made after their
     /// bases, so one pass in id order reaches views of views. A step tpi
     /// cannot replay (slicing, which keeps the base's strides) leaves the
     /// view as it was. Rare: only writes that change a layout get here.
@@ -1248,18 +1434,19 @@ impl Machine {
                 continue;
             };
             let old = self.tensors[id].geom.clone();
-            let (_, parent_old, parent_new) = &changed[k];
-            let step = view_step(self.tensors[id].origin_op.as_str(), parent_old, &old);
-            let Some(strides) = shape::view_replay_strides(&step, parent_new, &mut self.sizes)?
-            else {
-                continue;
-            };
-            if old.strides()[..] != strides[..] {
-                let new = self.geoms.intern(old.sizes().clone(), strides.clone());
-                at.insert(id, changed.len());
-                changed.push((id, old.clone(), strides));
-                self.python_geom.entry(id).or_insert(old);
-                self.tensors[id].set_geometry(new);
+            let (_, parent_old, parent_new) = changed[k].clone();
+            let parent_new = self.geoms.intern(parent_old.sizes().clone(), parent_new);
+            let op = self.tensors[id].origin_op.as_str();
+            match self.replay_view(op, &parent_old, &old, &parent_new) {
+                Ok(Some(new)) if old.strides()[..] != new.strides()[..] => {
+                    at.insert(id, changed.len());
+                    changed.push((id, old.clone(), new.strides().clone()));
+                    self.pending_values.insert(id, Ok(new));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.pending_values.insert(id, Err(e));
+                }
             }
         }
         Ok(())
@@ -1767,6 +1954,11 @@ impl Machine {
                 self.integer_grad_nodes.insert(node);
             }
             if let (Some(view), Some(node)) = (t.view, node) {
+                // rebase_history ends by regenerating the view's node: the
+                // analysis replays its view ops on the base.
+                if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
+                    self.replay_on_changed_base(target, view.base)?;
+                }
                 self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
         }
@@ -1999,12 +2191,17 @@ impl Machine {
         let version = self.tensors[target].version;
         self.versions[version] += 1;
         if self.mode == Mode::Analysis {
-            let before = self.tensors[target].geom.clone();
-            let made = self.tensors.len();
+            let t = &self.tensors[target];
+            let change = MetadataChange {
+                before: t.geom.clone(),
+                offset: t.offset.clone(),
+                made: self.tensors.len(),
+                rule,
+            };
             self.metadata_changes
                 .entry(target)
                 .or_default()
-                .push((before, made, rule));
+                .push(change);
         }
         let geom = self.geoms.intern(sizes, strides);
         let t = &mut self.tensors[target];
@@ -2285,7 +2482,7 @@ fn view_dim_args(
 const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, whose shape an in-place op (t_, unsqueeze_, transpose_…) changed after the view was made: make the view after that op, or clone it";
 
 /// `(2, 3)` / `(6,)`, as Python prints a tuple (`report::text::shape`).
-fn show_tuple(d: &[SymInt]) -> String {
+pub(crate) fn show_tuple(d: &[SymInt]) -> String {
     let items: Vec<String> = d.iter().map(|s| s.to_string()).collect();
     crate::report::text::shape(&items)
 }

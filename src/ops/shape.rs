@@ -681,6 +681,11 @@ impl ViewStep<'_> {
     /// The step's `DimMap`, read from the op and the two geometries: None
     /// for slicing and dtype views, or when the geometries no longer fit
     /// the op (a view whose metadata changed in place since).
+    /// A `view` to other sizes (the reshape family's view).
+    pub fn is_reshape(&self) -> bool {
+        matches!(self.dim_map(), Some(DimMap::Reshape))
+    }
+
     fn dim_map(&self) -> Option<DimMap> {
         let (bs, bt) = (self.base_sizes, self.base_strides);
         match self.op {
