@@ -358,15 +358,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "index values of input tensors are unknown",
     ),
     // Minimised random programs (tests/random/REPORT.md) that tpi still gets wrong.
-    // autograd replays a differentiable view's op after its base's metadata
-    // changed in place (unsqueeze_, as_strided_, set_), failing in that op's
-    // checks; tpi replays permute, t, transpose, expand and the view family
-    // and checks the dims of diagonal, select, squeeze, unsqueeze and slice
-    // (read back from geometries; select's index is not), and not after set_
-    (
-        "random/regress_view_replay.tp:diagonal_then_set_",
-        "unmodelled, see the comment",
-    ),
     // PyTorch's inference_mode KeyError: a view of an inference base is not modelled
     (
         "random/regress_inference_mode_keyerror.tp:view_of_inference_base_ok",

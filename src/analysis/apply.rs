@@ -5590,6 +5590,9 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // The Python wrapper keeps its sizes (`Machine::python_geom`).
                 let old = it.m.t(me).geometry().clone();
                 it.m.python_geom.entry(me).or_insert(old);
+                // Views made before replay their ops on the new geometry
+                // when autograd regenerates their node.
+                it.m.record_metadata_change(me, "set_");
             } else {
                 // As for an in-place metadata op: without history (no_grad),
                 // the tensor's grad_fn keeps expecting its old sizes

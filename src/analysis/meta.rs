@@ -483,6 +483,8 @@ pub fn collect(
     }
     let events = EventIndex::new(&m.provenance);
     let mut inputs = Vec::new();
+    // PyTorch's `_check_if_mutation_can_be_in_graph` assertion.
+    let mut deferred: Option<OpError> = None;
     for p in params {
         match p {
             Param::Value { name, kind, span } => inputs.push(InputAliasInfo {
@@ -587,7 +589,9 @@ pub fn collect(
                         } else {
                             format!("put the other mutations of `{name}` under `torch.no_grad()`, or mutate a clone")
                         };
-                        return Err(error.help(help).into());
+                        // Raised when the mutation type is first read,
+                        // after the outputs (a cached property).
+                        deferred.get_or_insert(error.help(help));
                     }
                     if in_graph {
                         MutationType::MutatedInGraph
@@ -797,6 +801,9 @@ pub fn collect(
         });
     }
 
+    if let Some(e) = deferred {
+        return Err(CollectError::Inputs(e));
+    }
     // Tangents.
     let mut tangent_sources: Vec<(TensorId, String, TangentFor)> = Vec::new();
     for (i, (p, info)) in params.iter().zip(&inputs).enumerate() {

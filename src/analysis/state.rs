@@ -2179,6 +2179,22 @@ impl Machine {
         Ok(())
     }
 
+    /// Adds `target`'s geometry now to `metadata_changes`, before an
+    /// in-place op (`rule`) changes it.
+    pub fn record_metadata_change(&mut self, target: TensorId, rule: &'static str) {
+        let t = &self.tensors[target];
+        let change = MetadataChange {
+            before: t.geom.clone(),
+            offset: t.offset.clone(),
+            made: self.tensors.len(),
+            rule,
+        };
+        self.metadata_changes
+            .entry(target)
+            .or_default()
+            .push(change);
+    }
+
     /// Records an in-place metadata change (`t_`, `unsqueeze_`, `as_strided_`…).
     pub fn mutate_metadata(
         &mut self,
@@ -2191,17 +2207,7 @@ impl Machine {
         let version = self.tensors[target].version;
         self.versions[version] += 1;
         if self.mode == Mode::Analysis {
-            let t = &self.tensors[target];
-            let change = MetadataChange {
-                before: t.geom.clone(),
-                offset: t.offset.clone(),
-                made: self.tensors.len(),
-                rule,
-            };
-            self.metadata_changes
-                .entry(target)
-                .or_default()
-                .push(change);
+            self.record_metadata_change(target, rule);
         }
         let geom = self.geoms.intern(sizes, strides);
         let t = &mut self.tensors[target];
