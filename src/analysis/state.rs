@@ -653,6 +653,27 @@ impl Machine {
         made: &SharedGeometry,
         new_base: &SharedGeometry,
     ) -> OpResult<Option<SharedGeometry>> {
+        if op == "view_as_complex" {
+            // view_as_complex's checks on the new strides (ComplexHelper.h).
+            let strides = new_base.strides();
+            let Some((last, rest)) = strides.split_last() else {
+                return Ok(None);
+            };
+            let message = if last.as_int() != Some(1) {
+                "Tensor must have a last dimension with stride 1"
+            } else if rest.iter().any(|s| s.as_int().is_some_and(|s| s % 2 != 0)) {
+                "Tensor must have a stride divisible by 2 for all but last dimension"
+            } else {
+                let halves: Option<Dims> = rest
+                    .iter()
+                    .map(|s| s.as_int().map(|s| SymInt::int(s / 2)))
+                    .collect();
+                return Ok(halves.map(|h| self.geoms.intern(made.sizes().clone(), h)));
+            };
+            return Err(OpError::new("other", message).help(
+                "a write through another view gave the base new strides, and functionalization replays view_as_complex on them when this view is next used: clone() the view, or make it after the write",
+            ));
+        }
         let step = view_step(op, old_base, made);
         let reshape = step.is_reshape();
         match shape::view_replay_strides(&step, new_base.strides(), &mut self.sizes)? {
