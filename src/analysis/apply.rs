@@ -2639,7 +2639,8 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
                 it.m.sizes.mul(&sizes[i + 1], &strides[i + 1])?,
             )
         } else {
-            (SymInt::int(1), SymInt::int(1))
+            // inferExpandGeometry: a 0-d tensor expands with all strides 0.
+            (SymInt::int(1), SymInt::int(0))
         };
         let mut tsize = target[i].clone();
         let requested = tsize.as_int();
