@@ -175,28 +175,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "audit_eager_2.tp:test_value_bernoulli_p_tensor",
         "literal tensor p not checked",
     ),
-    // True division of symbolic sizes makes SymFloats, which tpi does not
-    // model (it refuses them).
-    (
-        "pytorch/proxy_tensor_2.tp:test_return_symint",
-        "SymFloat (symbolic true division) not modelled",
-    ),
-    (
-        "pytorch/dynamo_functions_1.tp:test_truediv_size__dynamic",
-        "SymFloat (symbolic true division) not modelled",
-    ),
-    (
-        "pytorch/dynamo_misc_pt_1.tp:test_shape_int_inplace_binops__dynamic",
-        "SymFloat (symbolic true division) not modelled",
-    ),
-    (
-        "pytorch/dynamo_misc_pt_1.tp:test_int_shape_binops__dynamic",
-        "SymFloat and int ** SymInt not modelled",
-    ),
-    (
-        "pytorch/dynamo_misc_pt_1.tp:test_int_shape_inplace_binops_pow_div__dynamic",
-        "SymFloat and SymInt ** SymInt not modelled",
-    ),
     // abs() of a symbolic size is sympy's Abs(...) without a guard; tpi has no
     // Abs atom: it guards the sign by the hint and gives `m - 2` (the same value
     // under that guard), which is not PyTorch's expression.
@@ -207,22 +185,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "pytorch/dynamic_shapes_6.tp:test_abs_neg_clone__dynamic",
         "Abs of a symbolic size not modelled (tpi guards its sign)",
-    ),
-    (
-        "pytorch/dynamic_shapes_6.tp:test_float_is_integer__dynamic",
-        "SymFloat (symbolic true division) not modelled",
-    ),
-    (
-        "pytorch/dynamic_shapes_9.tp:test_param_shape_binops__param__dynamic",
-        "SymFloat (symbolic true division) not modelled",
-    ),
-    (
-        "pytorch/dynamic_shapes_9.tp:test_param_shape_binops_truediv_only__dynamic",
-        "SymFloat (symbolic true division) not modelled",
-    ),
-    (
-        "pytorch/dynamic_shapes_9.tp:test_dynamic_shapes_float_guard__dynamic",
-        "SymFloat (symbolic true division) not modelled",
     ),
     // x[: m % -3]: PyTorch 2.7.1's slice decomposition leaves the end
     // PythonMod(m, -3) (negative at the hint) unwrapped, a size of -2; eager

@@ -1108,6 +1108,22 @@ impl<'a> Interp<'a> {
                         (Some(fx), Some(fy)) if x.as_int().is_some() && y.as_int().is_some() => {
                             Ok(Value::Float(fx / fy))
                         }
+                        (Some(fx), Some(fy)) => {
+                            // A SymFloat in PyTorch: a number for the ops it
+                            // reaches (a float scalar), taken at the sizes'
+                            // hints. (A size made of it, `int(x.size(0) / 2)`,
+                            // is specialised here where PyTorch keeps it symbolic.)
+                            let note = format!(
+                                "`{} / {}` (a SymFloat in PyTorch) is {}, its value at the sizes' hints",
+                                self.m.sizes.env.display(x),
+                                self.m.sizes.env.display(y),
+                                fx / fy
+                            );
+                            if !self.notes.iter().any(|(_, n)| *n == note) {
+                                self.notes.push((span, note));
+                            }
+                            Ok(Value::Float(fx / fy))
+                        }
                         _ => Err(err(
                             "symbolic",
                             "true division of symbolic sizes is not supported",
@@ -1126,13 +1142,28 @@ impl<'a> Interp<'a> {
                         }
                         return Ok(Value::Int(v));
                     }
-                    let (Some(bx), Some(by)) = (x.as_int(), y.as_int()) else {
+                    let symbolic = x.as_int().is_none() || y.as_int().is_none();
+                    let hints = (self.m.sizes.env.hint(x), self.m.sizes.env.hint(y));
+                    let (Some(bx), Some(by)) = hints else {
                         return Err(err(
                             "symbolic",
                             "powers of symbolic sizes are not supported",
                             span,
                         ));
                     };
+                    if symbolic {
+                        // PowByNatural (or a SymFloat for a negative
+                        // exponent) in PyTorch, which tpi has no atom for:
+                        // the value at the sizes' hints.
+                        let note = format!(
+                            "`{} ** {}` (symbolic in PyTorch) has its value at the sizes' hints",
+                            self.m.sizes.env.display(x),
+                            self.m.sizes.env.display(y),
+                        );
+                        if !self.notes.iter().any(|(_, n)| *n == note) {
+                            self.notes.push((span, note));
+                        }
+                    }
                     if by < 0 {
                         return Ok(Value::Float((bx as f64).powi(by as i32)));
                     }
