@@ -674,6 +674,9 @@ impl Machine {
                 "a write through another view gave the base new strides, and functionalization replays view_as_complex on them when this view is next used: clone() the view, or make it after the write",
             ));
         }
+        if let Some(strides) = replay_slicing(op, old_base, made, new_base) {
+            return Ok(Some(self.geoms.intern(made.sizes().clone(), strides)));
+        }
         let step = view_step(op, old_base, made);
         let reshape = step.is_reshape();
         match shape::view_replay_strides(&step, new_base.strides(), &mut self.sizes)? {
@@ -2452,6 +2455,55 @@ pub fn node_name(op: &str) -> &'static str {
         seen.borrow_mut().insert(op.to_string(), name);
         name
     })
+}
+
+/// A slicing view (`slice`, `narrow`, `select`, basic indexing) replayed
+/// on its base's new strides: each kept dim keeps its base dim's stride,
+/// times the slice's step (read back from the strides the view was made
+/// with). None for other ops, or when the geometries do not tell.
+fn replay_slicing(
+    op: &str,
+    old_base: &SharedGeometry,
+    made: &SharedGeometry,
+    new_base: &SharedGeometry,
+) -> Option<Dims> {
+    let (bs, bt) = (old_base.sizes(), old_base.strides());
+    let (vs, vt) = (made.sizes(), made.strides());
+    let nt = new_base.strides();
+    if new_base.sizes() != bs {
+        return None;
+    }
+    match op {
+        "slice" | "narrow" if vs.len() == bs.len() => {
+            let mut strides = nt.clone();
+            for i in 0..bs.len() {
+                if vt[i] == bt[i] {
+                    continue;
+                }
+                // A step k: the view's stride is k times the base's.
+                let (v, b) = (vt[i].as_int()?, bt[i].as_int()?);
+                if b == 0 || v % b != 0 {
+                    return None;
+                }
+                strides[i] = SymInt::int(nt[i].as_int()?.checked_mul(v / b)?);
+            }
+            Some(strides)
+        }
+        "select" if vs.len() + 1 == bs.len() => {
+            // The dropped dim: the first where the geometries part.
+            let d = (0..vs.len())
+                .find(|&i| vs[i] != bs[i] || vt[i] != bt[i])
+                .unwrap_or(vs.len());
+            Some(
+                nt.iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != d)
+                    .map(|(_, s)| s.clone())
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// For a view op that takes dims (`transpose`, `diagonal`, `select`,
