@@ -2220,6 +2220,21 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             }
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             let length = a.sym("length")?;
+            let stale = match it.m.mode {
+                Mode::Analysis if !it.m.python_geom.is_empty() => it.m.stale_python_sizes(me),
+                _ => None,
+            };
+            if let Some(stale_size) = stale.and_then(|s| s.get(d)).and_then(SymInt::as_int) {
+                // After set_(): narrow_symint checked its bounds on the
+                // wrapper's stale size (`stale_dims_check`); the slice it
+                // makes clamps to the value's.
+                if let (Some(st), Some(len)) = (start.as_int(), length.as_int()) {
+                    let st = if st < 0 { st + stale_size } else { st };
+                    let (start, end) = (SymInt::int(st), SymInt::int(st + len));
+                    return slice_meta(it, &t, d, Some(start), Some(end), 1, true)
+                        .map(ViewResult::View);
+                }
+            }
             if it.m.sizes.lt_int(&length, 0) {
                 return Err(oe("other", "narrow(): length must be non-negative."));
             }
@@ -4317,6 +4332,33 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
             let d = shape::wrap_dim(d, rank)?;
             if op.name == "unflatten" {
                 unflatten_parts(it, &a.syms("sizes")?, d, &sizes[d])?;
+            }
+            if op.name == "narrow" {
+                // narrow_symint's bounds read the wrapper's size too.
+                let start = match a.get("start") {
+                    Value::Int(i) => i.as_int(),
+                    _ => None,
+                };
+                let length = match a.get("length") {
+                    Value::Int(i) => i.as_int(),
+                    _ => None,
+                };
+                if let (Some(start), Some(length), Some(size)) = (start, length, sizes[d].as_int())
+                {
+                    if start < -size || start > size {
+                        return Err(oe(
+                            "index-out-of-range",
+                            format!("start out of range (expected to be in range of [-{size}, {size}], but got {start})"),
+                        ));
+                    }
+                    let start = if start < 0 { start + size } else { start };
+                    if start > size - length {
+                        return Err(oe(
+                            "index-out-of-range",
+                            format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
+                        ));
+                    }
+                }
             }
         }
     }
