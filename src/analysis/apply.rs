@@ -1426,7 +1426,8 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
             }
         })
         .collect();
-    shape::iterator_output_strides(sizes, &operands, &mut m.sizes)
+    let refs_expand = m.mode == Mode::Analysis;
+    shape::iterator_output_strides(sizes, &operands, refs_expand, &mut m.sizes)
 }
 
 fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
@@ -1468,7 +1469,8 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
             .iter()
             .map(|(sizes, strides)| IterOperand { sizes, strides })
             .collect();
-        shape::iterator_output_strides(&p.sizes, &operands, &mut m.sizes)?
+        let refs_expand = m.mode == Mode::Analysis;
+        shape::iterator_output_strides(&p.sizes, &operands, refs_expand, &mut m.sizes)?
     } else {
         iter_strides(it, &p.sizes, &p.tensors)?
     };
@@ -3308,7 +3310,7 @@ fn advanced_index(
             sizes: &sizes,
             strides: &restrided,
         };
-        shape::iterator_output_strides(&sizes, &[me], &mut it.m.sizes)
+        shape::iterator_output_strides(&sizes, &[me], false, &mut it.m.sizes)
     }
     .map_err(|e| op_error(e, span))?;
     let meta = Meta {
@@ -4091,7 +4093,7 @@ fn copy_of(
                 sizes: t.sizes(),
                 strides: t.strides(),
             };
-            shape::iterator_output_strides(t.sizes(), &[me], &mut m.sizes)?
+            shape::iterator_output_strides(t.sizes(), &[me], false, &mut m.sizes)?
         }
     } else {
         shape::like_strides(t.sizes(), t.strides(), format, &mut m.sizes)?
