@@ -4312,6 +4312,24 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 }
             }
         }
+        // `self.reshape({self.size(0), 1}) * vec2`, with the wrapper's size.
+        if let Value::Tensor(me) = a.get("self") {
+            if let Some(size) =
+                it.m.stale_python_sizes(*me)
+                    .and_then(|s| s.first())
+                    .cloned()
+            {
+                let numel = it.m.numel(*me)?;
+                if let (Some(n), Some(rows)) = (numel.as_int(), size.as_int()) {
+                    if rows != n {
+                        return Err(oe(
+                            "invalid-shape",
+                            format!("shape '[{rows}, 1]' is invalid for input of size {n}"),
+                        ));
+                    }
+                }
+            }
+        }
         return Ok(());
     }
     let dim_params: &[&str] = match op.name {
