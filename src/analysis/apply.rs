@@ -1930,6 +1930,17 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 it.m.negative_selects.insert(v, index);
             }
         }
+        "view" => {
+            let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
+            let inferred = match a.get("size") {
+                Value::Tuple(items) => items.iter().position(minus_one),
+                Value::List(items) => items.borrow().iter().position(minus_one),
+                d => minus_one(d).then_some(0),
+            };
+            if let Some(k) = inferred.and_then(|k| u8::try_from(k).ok()) {
+                it.m.inferred_view_dims.insert(v, k);
+            }
+        }
         "slice" | "narrow" => {
             let rank = it.m.t(base).sizes().len();
             let dim = int("dim").and_then(|d| shape::wrap_dim(d, rank).ok());

@@ -122,6 +122,9 @@ pub struct Machine {
     /// replay passes it as given, so it wraps on the new size. Analysis
     /// only.
     pub negative_selects: rustc_hash::FxHashMap<TensorId, i64>,
+    /// The dim of each `view` given a -1 there: the replay infers it again
+    /// from the new numel. Analysis only.
+    pub inferred_view_dims: rustc_hash::FxHashMap<TensorId, u8>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -230,6 +233,7 @@ impl Machine {
             metadata_changes: Default::default(),
             full_slice_dims: Default::default(),
             negative_selects: Default::default(),
+            inferred_view_dims: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
@@ -562,7 +566,32 @@ impl Machine {
                 }
                 "view" | "reshape" | "_unsafe_view" | "flatten" | "unflatten" | "view_as"
                 | "reshape_as" | "_reshape_alias" => {
-                    let (numel, target) = (self.sizes.prod(&sizes)?, self.sizes.prod(&c_sizes)?);
+                    let numel = self.sizes.prod(&sizes)?;
+                    // A `view(..., -1, ...)` keeps its -1: inferred again.
+                    let mut c_sizes = c_sizes.clone();
+                    if let Some(&k) = self.inferred_view_dims.get(&child) {
+                        let others = c_sizes
+                            .iter()
+                            .enumerate()
+                            .filter(|&(i, _)| i != k as usize)
+                            .try_fold(1i64, |acc, (_, d)| acc.checked_mul(d.as_int()?));
+                        if let (Some(others), Some(n)) = (others, numel.as_int()) {
+                            if others != 0 && n % others == 0 {
+                                c_sizes[k as usize] = SymInt::int(n / others);
+                            } else {
+                                c_sizes[k as usize] = SymInt::int(-1);
+                                return Err(OpError::new(
+                                    "invalid-shape",
+                                    format!(
+                                        "shape '{}' is invalid for input of size {numel}",
+                                        shape::show(&c_sizes)
+                                    ),
+                                )
+                                .help(REPLAY_HELP));
+                            }
+                        }
+                    }
+                    let target = self.sizes.prod(&c_sizes)?;
                     if !self.sizes.eq(&numel, &target) {
                         return Err(OpError::new(
                             "invalid-shape",
@@ -1305,7 +1334,9 @@ impl Machine {
                 Some(next) => chain.push((parent, base, next)),
                 // The inverse of a `view` is a `view` back to the base's
                 // sizes, which the written value's strides may not allow.
-                None if step.is_reshape() => {
+                None if step.is_reshape()
+                    && self.sizes.prod(made.sizes())? == self.sizes.prod(base.sizes())? =>
+                {
                     return Err(OpError::new(
                         "view-stride",
                         format!(
@@ -1931,10 +1962,6 @@ impl Machine {
                 view: t.view,
             }
         };
-        if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
-            return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
-                .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
-        }
         let st = &mut self.storages[t.storage];
         st.mutations += 1;
         if !self.grad_enabled || self.inference_mode {
@@ -1956,7 +1983,13 @@ impl Machine {
         } else {
             DType::F32
         };
+        // Autograd collects the edges (regenerating a stale view's node)
+        // before functionalization sees the write.
         let next = self.next_edges_for(&inputs, result_dtype)?;
+        if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
+            return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
+                .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
+        }
         let records = next.is_some();
         self.provenance.data(
             target,
