@@ -4475,15 +4475,7 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
                     match shape::ref_view_geometry(from_sizes, from_strides, &sizes, &mut m.sizes)? {
                         Some(g) => g,
                         None => {
-                            return Err(OpError::new(
-                                "view-stride",
-                                format!(
-                                    "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
-                                    show(from_sizes),
-                                    crate::analysis::state::show_tuple(from_strides),
-                                    crate::analysis::state::show_tuple(&sizes)
-                                ),
-                            )
+                            return Err(crate::analysis::state::view_stride_error(from_sizes, from_strides, &sizes)
                             .help("a write through a transposing view gave this tensor's value new strides; reshape still decides on the old ones and views: clone() it first"))
                         }
                     }

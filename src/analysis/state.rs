@@ -580,41 +580,20 @@ impl Machine {
                                 c_sizes[k as usize] = SymInt::int(n / others);
                             } else {
                                 c_sizes[k as usize] = SymInt::int(-1);
-                                return Err(OpError::new(
-                                    "invalid-shape",
-                                    format!(
-                                        "shape '{}' is invalid for input of size {numel}",
-                                        shape::show(&c_sizes)
-                                    ),
-                                )
-                                .help(REPLAY_HELP));
+                                return Err(invalid_shape_error(&c_sizes, &numel).help(REPLAY_HELP));
                             }
                         }
                     }
                     let target = self.sizes.prod(&c_sizes)?;
                     if !self.sizes.eq(&numel, &target) {
-                        return Err(OpError::new(
-                            "invalid-shape",
-                            format!(
-                                "shape '{}' is invalid for input of size {numel}",
-                                shape::show(&c_sizes)
-                            ),
-                        )
-                        .help(REPLAY_HELP));
+                        return Err(invalid_shape_error(&c_sizes, &numel).help(REPLAY_HELP));
                     }
                     match shape::ref_view_geometry(&sizes, &strides, &c_sizes, &mut self.sizes)? {
                         Some(g) => g,
                         None => {
-                            return Err(OpError::new(
-                                "view-stride",
-                                format!(
-                                    "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
-                                    shape::show(&sizes),
-                                    show_tuple(&strides),
-                                    show_tuple(&c_sizes)
-                                ),
+                            return Err(
+                                view_stride_error(&sizes, &strides, &c_sizes).help(REPLAY_HELP)
                             )
-                            .help(REPLAY_HELP))
                         }
                     }
                 }
@@ -710,15 +689,7 @@ impl Machine {
         let reshape = step.is_reshape();
         match shape::view_replay_strides(&step, new_base.strides(), &mut self.sizes)? {
             Some(strides) => Ok(Some(self.geoms.intern(made.sizes().clone(), strides))),
-            None if reshape && new_base.sizes() == old_base.sizes() => Err(OpError::new(
-                "view-stride",
-                format!(
-                    "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
-                    shape::show(new_base.sizes()),
-                    show_tuple(new_base.strides()),
-                    show_tuple(made.sizes())
-                ),
-            )
+            None if reshape && new_base.sizes() == old_base.sizes() => Err(view_stride_error(new_base.sizes(), new_base.strides(), made.sizes())
             .help("a write through another view gave the base new strides, and functionalization replays this view on them when the view is next used: clone() the view, or make it after the write")),
             None => Ok(None),
         }
@@ -1337,15 +1308,7 @@ impl Machine {
                 None if step.is_reshape()
                     && self.sizes.prod(made.sizes())? == self.sizes.prod(base.sizes())? =>
                 {
-                    return Err(OpError::new(
-                        "view-stride",
-                        format!(
-                            "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
-                            shape::show(made.sizes()),
-                            show_tuple(&strides),
-                            show_tuple(base.sizes())
-                        ),
-                    )
+                    return Err(view_stride_error(made.sizes(), &strides, base.sizes())
                     .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it"));
                 }
                 // A scatter into the base's value keeps its strides: nothing
@@ -2592,6 +2555,35 @@ fn view_dim_args(
 }
 
 const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, whose shape an in-place op (t_, unsqueeze_, transpose_…) changed after the view was made: make the view after that op, or clone it";
+
+/// torch._refs' `_reshape_view_helper` refusing a view the strides do not
+/// allow (as a replayed or inverse view meets it).
+pub(crate) fn view_stride_error(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    target: &[SymInt],
+) -> OpError {
+    OpError::new(
+        "view-stride",
+        format!(
+            "Cannot view a tensor with shape torch.Size({}) and strides {} as a tensor with shape {}!",
+            shape::show(sizes),
+            show_tuple(strides),
+            show_tuple(target)
+        ),
+    )
+}
+
+/// `infer_size`'s refusal of a shape whose numel is not the input's.
+fn invalid_shape_error(target: &[SymInt], numel: &SymInt) -> OpError {
+    OpError::new(
+        "invalid-shape",
+        format!(
+            "shape '{}' is invalid for input of size {numel}",
+            shape::show(target)
+        ),
+    )
+}
 
 /// `(2, 3)` / `(6,)`, as Python prints a tuple (`report::text::shape`).
 pub(crate) fn show_tuple(d: &[SymInt]) -> String {
