@@ -1930,6 +1930,24 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 it.m.negative_selects.insert(v, index);
             }
         }
+        "transpose" => {
+            // The dims as given: the replay wraps them on the new rank.
+            let rank = it.m.t(base).sizes().len();
+            let (g0, g1) = (int("dim0"), int("dim1"));
+            let wrap = |d: Option<i64>| d.and_then(|d| shape::wrap_dim(d, rank).ok());
+            if let (Some(d0), Some(d1)) = (wrap(g0), wrap(g1)) {
+                let b = it.m.t(base);
+                let alike = d0 != d1
+                    && b.sizes()[d0] == b.sizes()[d1]
+                    && b.strides()[d0] == b.strides()[d1];
+                let given = g0
+                    .zip(g1)
+                    .and_then(|(a, b)| Some((i8::try_from(a).ok()?, i8::try_from(b).ok()?)));
+                if let (true, Some(given)) = (alike, given) {
+                    it.m.transpose_dims.insert(v, given);
+                }
+            }
+        }
         "view" => {
             let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
             let inferred = match a.get("size") {

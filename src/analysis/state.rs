@@ -125,6 +125,9 @@ pub struct Machine {
     /// The dim of each `view` given a -1 there: the replay infers it again
     /// from the new numel. Analysis only.
     pub inferred_view_dims: rustc_hash::FxHashMap<TensorId, u8>,
+    /// The dims, as given, of each transpose of two dims alike (same size
+    /// and stride), which its geometry cannot tell. Analysis only.
+    pub transpose_dims: rustc_hash::FxHashMap<TensorId, (i8, i8)>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -234,6 +237,7 @@ impl Machine {
             full_slice_dims: Default::default(),
             negative_selects: Default::default(),
             inferred_view_dims: Default::default(),
+            transpose_dims: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
@@ -481,15 +485,24 @@ impl Machine {
                     }
                     None => return Ok(()),
                 },
-                "transpose" | "swapaxes" | "swapdims" => match dim_args {
-                    Some((dims, _)) if dims.len() == 2 => {
-                        let (mut ps, mut pt) = (sizes.clone(), strides.clone());
-                        ps.swap(dims[0], dims[1]);
-                        pt.swap(dims[0], dims[1]);
-                        (ps, pt)
-                    }
-                    _ => return Ok(()),
-                },
+                "transpose" | "swapaxes" | "swapdims" => {
+                    let dims = match (dim_args, self.transpose_dims.get(&child)) {
+                        (Some((dims, _)), _) if dims.len() == 2 => (dims[0], dims[1]),
+                        // Alike dims: the ones it was given.
+                        (None, Some(&(d0, d1))) => {
+                            let rank = sizes.len();
+                            let wrap = |d: i8| {
+                                shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))
+                            };
+                            (wrap(d0)?, wrap(d1)?)
+                        }
+                        _ => return Ok(()),
+                    };
+                    let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                    ps.swap(dims.0, dims.1);
+                    pt.swap(dims.0, dims.1);
+                    (ps, pt)
+                }
                 "t" => {
                     // t() swaps the two dims of a 2-d tensor and returns a
                     // 0-d or 1-d one as it is.
