@@ -2466,7 +2466,8 @@ pub fn node_name(op: &str) -> &'static str {
     })
 }
 
-/// A slicing view (`slice`, `narrow`, `select`, basic indexing) replayed
+/// A slicing view (`slice`, `narrow`, `select`, basic indexing, the pieces
+/// of `split`/`chunk`/`unbind`) replayed
 /// on its base's new strides: each kept dim keeps its base dim's stride,
 /// times the slice's step (read back from the strides the view was made
 /// with). None for other ops, or when the geometries do not tell.
@@ -2483,7 +2484,10 @@ fn replay_slicing(
         return None;
     }
     match op {
-        "slice" | "narrow" if vs.len() == bs.len() => {
+        "slice" | "narrow" | "split" | "split_with_sizes" | "unsafe_split" | "tensor_split"
+        | "hsplit" | "vsplit" | "dsplit"
+            if vs.len() == bs.len() =>
+        {
             let mut strides = nt.clone();
             for i in 0..bs.len() {
                 if vt[i] == bt[i] {
@@ -2498,7 +2502,7 @@ fn replay_slicing(
             }
             Some(strides)
         }
-        "select" if vs.len() + 1 == bs.len() => {
+        "select" | "unbind" if vs.len() + 1 == bs.len() => {
             // The dropped dim: the first where the geometries part.
             let d = (0..vs.len())
                 .find(|&i| vs[i] != bs[i] || vt[i] != bt[i])
