@@ -1976,6 +1976,54 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
     }
 }
 
+/// constant_pad_nd's checks, first dim first (PadNd.cpp, and the
+/// analysis's refs alike): it narrows by each negative pad, whose length
+/// must not be negative; it returns that when no pad is positive (eager) or
+/// every pad is negative (the refs); otherwise each new size must be
+/// positive.
+fn constant_pad_checks(
+    mode: Mode,
+    sizes: &[SymInt],
+    pad: &[SymInt],
+    s: &mut shape::Sizes,
+) -> OpResult<()> {
+    let nd = sizes.len();
+    let dims = || {
+        (0..pad.len() / 2)
+            .rev()
+            .filter_map(|i| Some((nd.checked_sub(1 + i)?, i)))
+    };
+    for (d, i) in dims() {
+        let mut cur = sizes[d].clone();
+        for p in [&pad[2 * i], &pad[2 * i + 1]] {
+            if s.lt_int(p, 0) {
+                cur = s.add(&cur, p)?;
+                if s.lt_int(&cur, 0) {
+                    return Err(oe("other", "narrow(): length must be non-negative."));
+                }
+            }
+        }
+    }
+    let narrow_only = pad.iter().all(|p| match mode {
+        Mode::Eager => s.le(p, &SymInt::int(0)),
+        Mode::Analysis => s.lt_int(p, 0),
+    });
+    if narrow_only {
+        return Ok(());
+    }
+    for (d, i) in dims() {
+        let (l, r) = (&pad[2 * i], &pad[2 * i + 1]);
+        let new = s.add(&s.add(&sizes[d], l)?, r)?;
+        if s.lt_int(&new, 1) {
+            return Err(oe(
+                "other",
+                format!("The input size {}, plus negative padding {l} and {r} resulted in a negative output size, which is invalid. Check dimension {d} of your input.", sizes[d]),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The metadata of the view an op makes of `self`.
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
     let _ = span;
@@ -8296,6 +8344,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "Padding length should be less than or equal to two times the input dimension"));
             }
             pad_mode_checks(it, a, &pad, python_rank, t.sizes())?;
+            let constant = matches!(a.get("mode"), Value::None)
+                || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
+            if constant {
+                constant_pad_checks(it.m.mode, t.sizes(), &pad, &mut it.m.sizes)?;
+            }
             let mut sizes = t.sizes().clone();
             let nd = sizes.len();
             for i in 0..pad.len() / 2 {
@@ -8309,8 +8362,6 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // constant_pad_nd keeps the input's suggested format; the
             // analysis's metas of the other modes (`_pad2d_common` and
             // kin) return `input.new_empty(...)`: contiguous.
-            let constant = matches!(a.get("mode"), Value::None)
-                || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
             let f = if constant || it.m.mode == Mode::Eager {
                 shape::suggest_memory_format(t.sizes(), t.strides(), &mut it.m.sizes)
             } else {
