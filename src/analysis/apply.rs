@@ -7875,7 +7875,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let dtype = DType::promote(DType::promote(dx, dw), db.unwrap_or(dx));
             let meta = contiguous(it, sizes, dtype)?;
-            if it.m.mode == Mode::Analysis && autocast_dtype(it, rule).is_none() {
+            if it.m.mode == Mode::Analysis {
                 return analysis_linear(it, x, w, bias, span).map(|v| (vec![], Some(v)));
             }
             let xt = it.m.t(x).clone();
