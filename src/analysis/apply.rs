@@ -4409,6 +4409,26 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
         }
         return Ok(());
     }
+    if op.name == "repeat_interleave" && !matches!(a.get("repeats"), Value::None) {
+        // Without a dim it repeats `self.flatten()`, a composite that views
+        // the wrapper's stale sizes flat.
+        if let (Value::None, Value::Tensor(me)) = (a.get("dim"), a.get("self")) {
+            if let Some(sizes) = it.m.stale_python_sizes(*me).cloned() {
+                let stale = it.m.sizes.prod(&sizes)?;
+                let real = it.m.numel(*me)?;
+                if let (true, Some(n), Some(r)) = (sizes.len() != 1, stale.as_int(), real.as_int())
+                {
+                    if n != r {
+                        return Err(oe(
+                            "invalid-shape",
+                            format!("shape '[{n}]' is invalid for input of size {r}"),
+                        ));
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
     let dim_params: &[&str] = match op.name {
         "movedim" => &["source", "destination"],
         "narrow" | "unflatten" | "tensor_split" => &["dim"],
