@@ -4,7 +4,7 @@
 
 use super::domain::*;
 use super::interp::{op_error, ArgValues, Interp, R};
-use super::state::{Meta, Mode};
+use super::state::{invalid_shape_error, view_stride_error, Meta, Mode};
 use super::value::{Value, Values};
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
 use crate::ops::{OpClass, OpDef, OpTable, ParamType};
@@ -2297,27 +2297,25 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if nd == 0 {
                 return Err(oe("other", "narrow() cannot be applied to a 0-dim tensor."));
             }
-            let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
+            let dim = a.int(it, "dim")?;
+            let d = shape::wrap_dim(dim, nd)?;
             let length = a.sym("length")?;
+            if it.m.sizes.lt_int(&length, 0) {
+                return Err(oe("other", "narrow(): length must be non-negative."));
+            }
+            // After set_(), narrow_symint's bounds read the wrapper's stale
+            // size (concrete ones here); the slice it makes clamps to the
+            // value's.
             let stale = match it.m.mode {
                 Mode::Analysis if !it.m.python_geom.is_empty() => it.m.stale_python_sizes(me),
                 _ => None,
             };
-            if let Some(stale_size) = stale.and_then(|s| s.get(d)).and_then(SymInt::as_int) {
-                // After set_(): narrow_symint checked its bounds on the
-                // wrapper's stale size (`stale_dims_check`); the slice it
-                // makes clamps to the value's.
-                if let (Some(st), Some(len)) = (start.as_int(), length.as_int()) {
-                    let st = if st < 0 { st + stale_size } else { st };
-                    let (start, end) = (SymInt::int(st), SymInt::int(st + len));
-                    return slice_meta(it, &t, d, Some(start), Some(end), 1, true)
-                        .map(ViewResult::View);
-                }
-            }
-            if it.m.sizes.lt_int(&length, 0) {
-                return Err(oe("other", "narrow(): length must be non-negative."));
-            }
-            let size = t.sizes()[d].clone();
+            let concrete = start.as_int().is_some() && length.as_int().is_some();
+            let stale_size = stale
+                .and_then(|s| s.get(shape::wrap_dim(dim, s.len()).ok()?))
+                .filter(|s| concrete && s.as_int().is_some())
+                .cloned();
+            let size = stale_size.unwrap_or_else(|| t.sizes()[d].clone());
             // -size <= start <= size, checked before any arithmetic.
             let below = match (start.as_int(), size.as_int()) {
                 (Some(st), Some(sz)) => st < -sz,
@@ -2531,31 +2529,14 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if !it.m.sizes.eq_int(&t.sizes()[nd - 1], 2) {
                 return Err(oe("other", "Tensor must have a last dimension of size 2"));
             }
-            if !it.m.sizes.eq_int(&t.strides()[nd - 1], 1) {
-                return Err(oe(
-                    "other",
-                    "Tensor must have a last dimension with stride 1",
-                ));
-            }
-            let odd = |v: &SymInt| v.as_int().is_some_and(|v| v % 2 != 0);
-            if meta.strides[..nd - 1].iter().any(odd) {
-                return Err(oe(
-                    "other",
-                    "Tensor must have a stride divisible by 2 for all but last dimension",
-                ));
-            }
-            if odd(&meta.offset) {
+            let strides = shape::view_as_complex_strides(&meta.strides, &mut it.m.sizes)?;
+            if meta.offset.as_int().is_some_and(|v| v % 2 != 0) {
                 return Err(oe(
                     "other",
                     "Tensor must have a storage_offset divisible by 2",
                 ));
             }
             meta.sizes.pop();
-            meta.strides.pop();
-            let mut strides = Dims::new();
-            for s in &meta.strides {
-                strides.push(it.m.sizes.floordiv(s, &SymInt::int(2))?);
-            }
             meta.strides = strides;
             meta.offset = it.m.sizes.floordiv(&meta.offset, &SymInt::int(2))?;
             meta.dtype = t.dtype.to_complex();
@@ -2787,13 +2768,7 @@ fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<M
     let size = t.sizes()[d].clone();
     let neg_size = size.neg()?;
     if it.m.sizes.lt(&idx, &neg_size) || it.m.sizes.le(&size, &idx) {
-        return Err(oe(
-            "index-out-of-range",
-            format!(
-                "select(): index {idx} out of range for tensor of size {} at dimension {d}",
-                show(t.sizes())
-            ),
-        ));
+        return Err(shape::select_index_error(&idx, t.sizes(), d));
     }
     let idx = if it.m.sizes.lt_int(&idx, 0) {
         it.m.sizes.add(&idx, &size)?
@@ -4399,10 +4374,7 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 let numel = it.m.numel(*me)?;
                 if let (Some(n), Some(rows)) = (numel.as_int(), size.as_int()) {
                     if rows != n {
-                        return Err(oe(
-                            "invalid-shape",
-                            format!("shape '[{rows}, 1]' is invalid for input of size {n}"),
-                        ));
+                        return Err(invalid_shape_error(&[size, SymInt::int(1)], &numel));
                     }
                 }
             }
@@ -4419,10 +4391,7 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 if let (true, Some(n), Some(r)) = (sizes.len() != 1, stale.as_int(), real.as_int())
                 {
                     if n != r {
-                        return Err(oe(
-                            "invalid-shape",
-                            format!("shape '[{n}]' is invalid for input of size {r}"),
-                        ));
+                        return Err(invalid_shape_error(&[stale], &real));
                     }
                 }
             }
@@ -4449,33 +4418,6 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
             let d = shape::wrap_dim(d, rank)?;
             if op.name == "unflatten" {
                 unflatten_parts(it, &a.syms("sizes")?, d, &sizes[d])?;
-            }
-            if op.name == "narrow" {
-                // narrow_symint's bounds read the wrapper's size too.
-                let start = match a.get("start") {
-                    Value::Int(i) => i.as_int(),
-                    _ => None,
-                };
-                let length = match a.get("length") {
-                    Value::Int(i) => i.as_int(),
-                    _ => None,
-                };
-                if let (Some(start), Some(length), Some(size)) = (start, length, sizes[d].as_int())
-                {
-                    if start < -size || start > size {
-                        return Err(oe(
-                            "index-out-of-range",
-                            format!("start out of range (expected to be in range of [-{size}, {size}], but got {start})"),
-                        ));
-                    }
-                    let start = if start < 0 { start + size } else { start };
-                    if start > size - length {
-                        return Err(oe(
-                            "index-out-of-range",
-                            format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
-                        ));
-                    }
-                }
             }
         }
     }
@@ -4561,7 +4503,7 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
                     match shape::ref_view_geometry(from_sizes, from_strides, &sizes, &mut m.sizes)? {
                         Some(g) => g,
                         None => {
-                            return Err(crate::analysis::state::view_stride_error(from_sizes, from_strides, &sizes)
+                            return Err(view_stride_error(from_sizes, from_strides, &sizes)
                             .help("a write through a transposing view gave this tensor's value new strides; reshape still decides on the old ones and views: clone() it first"))
                         }
                     }

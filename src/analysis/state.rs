@@ -468,14 +468,9 @@ impl Machine {
                         };
                         if let Some(size) = sizes[d].as_int() {
                             if index >= size || index < -size {
-                                return Err(OpError::new(
-                                    "index-out-of-range",
-                                    format!(
-                                        "select(): index {index} out of range for tensor of size {} at dimension {d}",
-                                        shape::show(&sizes)
-                                    ),
-                                )
-                                .help(REPLAY_HELP));
+                                return Err(
+                                    shape::select_index_error(index, &sizes, d).help(REPLAY_HELP)
+                                );
                             }
                         }
                         let (mut ps, mut pt) = (sizes.clone(), strides.clone());
@@ -675,25 +670,10 @@ impl Machine {
         new_base: &SharedGeometry,
     ) -> OpResult<Option<SharedGeometry>> {
         if op == "view_as_complex" {
-            // view_as_complex's checks on the new strides (ComplexHelper.h).
-            let strides = new_base.strides();
-            let Some((last, rest)) = strides.split_last() else {
-                return Ok(None);
-            };
-            let message = if last.as_int() != Some(1) {
-                "Tensor must have a last dimension with stride 1"
-            } else if rest.iter().any(|s| s.as_int().is_some_and(|s| s % 2 != 0)) {
-                "Tensor must have a stride divisible by 2 for all but last dimension"
-            } else {
-                let halves: Option<Dims> = rest
-                    .iter()
-                    .map(|s| s.as_int().map(|s| SymInt::int(s / 2)))
-                    .collect();
-                return Ok(halves.map(|h| self.geoms.intern(made.sizes().clone(), h)));
-            };
-            return Err(OpError::new("other", message).help(
-                "a write through another view gave the base new strides, and functionalization replays view_as_complex on them when this view is next used: clone() the view, or make it after the write",
-            ));
+            // view_as_complex's checks on the new strides.
+            let strides = shape::view_as_complex_strides(new_base.strides(), &mut self.sizes)
+                .map_err(|e| e.help("a write through another view gave the base new strides, and functionalization replays view_as_complex on them when this view is next used: clone() the view, or make it after the write"))?;
+            return Ok(Some(self.geoms.intern(made.sizes().clone(), strides)));
         }
         if let Some(strides) = replay_slicing(op, old_base, made, new_base) {
             return Ok(Some(self.geoms.intern(made.sizes().clone(), strides)));
@@ -2592,7 +2572,7 @@ pub(crate) fn view_stride_error(
 }
 
 /// `infer_size`'s refusal of a shape whose numel is not the input's.
-fn invalid_shape_error(target: &[SymInt], numel: &SymInt) -> OpError {
+pub(crate) fn invalid_shape_error(target: &[SymInt], numel: &SymInt) -> OpError {
     OpError::new(
         "invalid-shape",
         format!(

@@ -190,6 +190,43 @@ pub fn show(sizes: &[SymInt]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// view_as_complex's strides (ComplexHelper.h): the last dim's stride must
+/// be 1 and the others even; the view has the others halved.
+pub fn view_as_complex_strides(strides: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
+    let Some((last, rest)) = strides.split_last() else {
+        return Err(OpError::new(
+            "other",
+            "Input tensor must have one or more dimensions",
+        ));
+    };
+    if !s.eq_int(last, 1) {
+        return Err(OpError::new(
+            "other",
+            "Tensor must have a last dimension with stride 1",
+        ));
+    }
+    if rest.iter().any(|v| v.as_int().is_some_and(|v| v % 2 != 0)) {
+        return Err(OpError::new(
+            "other",
+            "Tensor must have a stride divisible by 2 for all but last dimension",
+        ));
+    }
+    rest.iter()
+        .map(|v| s.floordiv(v, &SymInt::int(2)))
+        .collect()
+}
+
+/// select's refusal of an index outside dim `d` of `sizes`.
+pub fn select_index_error(index: impl std::fmt::Display, sizes: &[SymInt], d: usize) -> OpError {
+    OpError::new(
+        "index-out-of-range",
+        format!(
+            "select(): index {index} out of range for tensor of size {} at dimension {d}",
+            show(sizes)
+        ),
+    )
+}
+
 /// `maybe_wrap_dim`: a dim in `[-ndim, ndim)` (a 0-d tensor accepts -1 and 0).
 pub fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
     let n = ndim.max(1) as i64;
