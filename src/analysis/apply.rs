@@ -4,7 +4,7 @@
 
 use super::domain::*;
 use super::interp::{op_error, ArgValues, Interp, R};
-use super::state::{invalid_shape_error, view_stride_error, Meta, Mode};
+use super::state::{invalid_shape_error, view_stride_error, Meta, Mode, ViewArg};
 use super::value::{Value, Values};
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
 use crate::ops::{OpClass, OpDef, OpTable, ParamType};
@@ -1910,9 +1910,8 @@ enum ViewResult {
 }
 
 /// What autograd's view replay needs of a view op's arguments that the
-/// geometries do not tell (the analysis only): unfold's window, a negative
-/// `select` index (replayed as given, it wraps on the new size), the dim of
-/// a slice or narrow that keeps the whole dim.
+/// geometries do not tell (the analysis only): unfold's window
+/// (`unfold_windows`), and the `ViewArg`s (`Machine::view_args`).
 fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: TensorId) {
     let int = |name: &str| match a.get(name) {
         Value::Int(i) => i.as_int(),
@@ -1927,7 +1926,7 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
         }
         "select" => {
             if let Some(index) = int("index").filter(|&i| i < 0) {
-                it.m.negative_selects.insert(v, index);
+                it.m.view_args.insert(v, ViewArg::NegativeSelect(index));
             }
         }
         "transpose" => {
@@ -1944,7 +1943,8 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                     .zip(g1)
                     .and_then(|(a, b)| Some((i8::try_from(a).ok()?, i8::try_from(b).ok()?)));
                 if let (true, Some(given)) = (alike, given) {
-                    it.m.transpose_dims.insert(v, given);
+                    it.m.view_args
+                        .insert(v, ViewArg::TransposeDims(given.0, given.1));
                 }
             }
         }
@@ -1956,7 +1956,7 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 d => minus_one(d).then_some(0),
             };
             if let Some(k) = inferred.and_then(|k| u8::try_from(k).ok()) {
-                it.m.inferred_view_dims.insert(v, k);
+                it.m.view_args.insert(v, ViewArg::InferredViewDim(k));
             }
         }
         "slice" | "narrow" => {
@@ -1967,7 +1967,7 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 if b.sizes().get(d) == t.sizes().get(d) && b.strides().get(d) == t.strides().get(d)
                 {
                     if let Ok(d) = u8::try_from(d) {
-                        it.m.full_slice_dims.insert(v, d);
+                        it.m.view_args.insert(v, ViewArg::FullSliceDim(d));
                     }
                 }
             }
@@ -3009,7 +3009,7 @@ fn apply_slicing(
                         .map_err(|e| op_error(e, span))?;
                 if it.m.mode == Mode::Analysis {
                     if let Some(index) = i.as_int().filter(|&i| i < 0) {
-                        it.m.negative_selects.insert(cur, index);
+                        it.m.view_args.insert(cur, ViewArg::NegativeSelect(index));
                     }
                 }
             }
@@ -3046,7 +3046,7 @@ fn apply_slicing(
                             .map_err(|e| op_error(e, span))?;
                     if keeps_dim {
                         if let Ok(d) = u8::try_from(dim) {
-                            it.m.full_slice_dims.insert(cur, d);
+                            it.m.view_args.insert(cur, ViewArg::FullSliceDim(d));
                         }
                     }
                 }

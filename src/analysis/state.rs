@@ -113,21 +113,10 @@ pub struct Machine {
     /// and when a write goes back through the view (`replace_value`). Few:
     /// such changes are rare.
     pub metadata_changes: rustc_hash::FxHashMap<TensorId, Vec<MetadataChange>>,
-    /// The dim of each view `x[..., :, ...]` made with an open slice that
-    /// keeps the whole dim (`slice(d, 0, sys.maxsize)`): its geometry is its
-    /// input's, so only this tells the dim autograd's view replay wraps
-    /// (`replay_on_changed_base`). Analysis only.
-    pub full_slice_dims: rustc_hash::FxHashMap<TensorId, u8>,
-    /// The index of each `select` (or `x[i]`) given a negative one: the
-    /// replay passes it as given, so it wraps on the new size. Analysis
-    /// only.
-    pub negative_selects: rustc_hash::FxHashMap<TensorId, i64>,
-    /// The dim of each `view` given a -1 there: the replay infers it again
-    /// from the new numel. Analysis only.
-    pub inferred_view_dims: rustc_hash::FxHashMap<TensorId, u8>,
-    /// The dims, as given, of each transpose of two dims alike (same size
-    /// and stride), which its geometry cannot tell. Analysis only.
-    pub transpose_dims: rustc_hash::FxHashMap<TensorId, (i8, i8)>,
+    /// The arguments of views that autograd's view replay needs and their
+    /// geometries do not tell (`replay_on_changed_base`): a view has one
+    /// op, so at most one. Analysis only.
+    pub view_args: rustc_hash::FxHashMap<TensorId, ViewArg>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -165,6 +154,22 @@ pub struct Machine {
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
     pub bound_tensors: Vec<TensorId>,
+}
+
+/// A view op's argument its geometry does not tell (`Machine::view_args`).
+#[derive(Clone, Copy, Debug)]
+pub enum ViewArg {
+    /// The dim of `x[..., :, ...]`'s open slice, or of a slice or narrow,
+    /// that keeps the whole dim (`slice(d, 0, sys.maxsize)`).
+    FullSliceDim(u8),
+    /// A negative `select` index (or `x[i]`): replayed as given, it wraps
+    /// on the new size.
+    NegativeSelect(i64),
+    /// The dim a `view` was given -1 for: inferred again from the new numel.
+    InferredViewDim(u8),
+    /// The dims, as given, of a transpose of two alike dims (same size and
+    /// stride).
+    TransposeDims(i8, i8),
 }
 
 /// An in-place metadata change of one tensor (`Machine::metadata_changes`).
@@ -234,10 +239,7 @@ impl Machine {
             set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
             metadata_changes: Default::default(),
-            full_slice_dims: Default::default(),
-            negative_selects: Default::default(),
-            inferred_view_dims: Default::default(),
-            transpose_dims: Default::default(),
+            view_args: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             setitem_index_put: false,
@@ -440,7 +442,10 @@ impl Machine {
                 }
             }
             let full_slice = match (op, &dim_args) {
-                ("slice" | "narrow", None) => self.full_slice_dims.get(&child).copied(),
+                ("slice" | "narrow", None) => match self.view_args.get(&child) {
+                    Some(&ViewArg::FullSliceDim(d)) => Some(d),
+                    _ => None,
+                },
                 _ => None,
             };
             if let Some(d) = full_slice {
@@ -453,7 +458,10 @@ impl Machine {
                     Some((dims, _)) => {
                         let d = dims[0];
                         // The index it was given, from the offsets.
-                        let given = self.negative_selects.get(&child).copied();
+                        let given = match self.view_args.get(&child) {
+                            Some(&ViewArg::NegativeSelect(i)) => Some(i),
+                            _ => None,
+                        };
                         let index = match (
                             given,
                             c_offset.as_int(),
@@ -481,10 +489,10 @@ impl Machine {
                     None => return Ok(()),
                 },
                 "transpose" | "swapaxes" | "swapdims" => {
-                    let dims = match (dim_args, self.transpose_dims.get(&child)) {
+                    let dims = match (dim_args, self.view_args.get(&child)) {
                         (Some((dims, _)), _) if dims.len() == 2 => (dims[0], dims[1]),
                         // Alike dims: the ones it was given.
-                        (None, Some(&(d0, d1))) => {
+                        (None, Some(&ViewArg::TransposeDims(d0, d1))) => {
                             let rank = sizes.len();
                             let wrap = |d: i8| {
                                 shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))
@@ -577,7 +585,7 @@ impl Machine {
                     let numel = self.sizes.prod(&sizes)?;
                     // A `view(..., -1, ...)` keeps its -1: inferred again.
                     let mut c_sizes = c_sizes.clone();
-                    if let Some(&k) = self.inferred_view_dims.get(&child) {
+                    if let Some(&ViewArg::InferredViewDim(k)) = self.view_args.get(&child) {
                         let others = c_sizes
                             .iter()
                             .enumerate()
