@@ -642,7 +642,7 @@ pub fn collect(
         if let FlatOutput::Tensor(t) = o {
             out_ids.insert(*t, i);
             let tt = m.tensors[*t].clone();
-            let group = m.alias_group(*t);
+            let group = m.tensors[*t].alias_key;
             *alias_count.entry(group).or_default() += 1;
             if tt.multi_output_view {
                 *multi_count.entry(group).or_default() += 1;
@@ -687,7 +687,7 @@ pub fn collect(
         let custom = grad_fn.is_some_and(|n| m.nodes[n].custom);
         let changed = tt.storage_changed;
         let requires_grad = m.requires_grad(t);
-        let group = m.alias_group(t);
+        let group = storage;
         let count = alias_count.get(&group).copied().unwrap_or(0);
         let multi = multi_count.get(&group).copied().unwrap_or(0);
         let key = metadata_key(m, t);

@@ -97,11 +97,6 @@ pub struct Machine {
     /// Eager: the leaves that require grad whose AccumulateGrad node exists
     /// (a recorded op took one as input); it keeps the leaf's sizes of then.
     pub accumulators: rustc_hash::FxHashSet<TensorId>,
-    /// The storage the output classification sees for a tensor whose
-    /// storage `set_()` swapped, and for the views made of it since: they
-    /// alias each other, and no input (`alias_key` stays the input's, for
-    /// `is_input`'s base).
-    pub set_alias: rustc_hash::FxHashMap<TensorId, StorageId>,
     /// Views made of a base whose metadata had changed in place: their view
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
@@ -236,7 +231,6 @@ impl Machine {
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
             accumulators: Default::default(),
-            set_alias: Default::default(),
             made_after_metadata_change: Default::default(),
             metadata_changes: Default::default(),
             view_args: Default::default(),
@@ -1158,21 +1152,6 @@ impl Machine {
             None
         };
         let version_now = self.versions[b.version];
-        // After set_(), the wrapper's views no longer alias anything an input
-        // owns; they share one storage with each other and with the wrapper
-        // itself (`set_alias`).
-        let alias_key = if b.storage_changed {
-            match self.set_alias.get(&base) {
-                Some(&key) => key,
-                None => {
-                    let key = self.new_storage(None);
-                    self.set_alias.insert(base, key);
-                    key
-                }
-            }
-        } else {
-            b.alias_key
-        };
         // Eager: a view is an inference tensor when its base is. The
         // analysis makes every view a new functional wrapper, which is an
         // inference tensor when made inside inference_mode (of a normal base
@@ -1188,7 +1167,11 @@ impl Machine {
             offset: meta.offset,
             dtype: meta.dtype,
             storage: b.storage,
-            alias_key,
+            // A view's Python wrapper takes its base wrapper's storage
+            // (`return_and_correct_aliasing`), which set_() never swaps: the
+            // output classification counts the views of a set_() tensor with
+            // everything else made of its old wrapper.
+            alias_key: b.alias_key,
             version: b.version,
             requires_grad_flag: false,
             grad_fn: None,
@@ -1198,7 +1181,9 @@ impl Machine {
             functional_view: true,
             input_number: None,
             analysis_input_grad: false,
-            storage_changed: false,
+            // FunctionalTensorWrapper's view constructor copies its base's
+            // `was_storage_changed_`.
+            storage_changed: b.storage_changed,
             metadata_mutated: false,
             is_inference,
             origin: span,
@@ -2317,19 +2302,6 @@ impl Machine {
 
     pub fn numel(&self, id: TensorId) -> OpResult<SymInt> {
         self.sizes.prod(self.tensors[id].sizes())
-    }
-
-    /// The storage that counts `id` among the outputs' aliases: its
-    /// `alias_key`, or for a tensor moved by `set_()` the one its views share
-    /// (`set_alias`).
-    pub fn alias_group(&self, id: TensorId) -> StorageId {
-        let t = &self.tensors[id];
-        if t.storage_changed {
-            if let Some(&key) = self.set_alias.get(&id) {
-                return key;
-            }
-        }
-        t.alias_key
     }
 
     /// The sizes Python code sees on `id` when they are not the kernels'
