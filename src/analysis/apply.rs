@@ -2564,12 +2564,23 @@ fn view_as_real_meta(it: &mut Interp, t: &Tensor) -> OpResult<Meta> {
 
 /// `view(size)` of `t` into `meta`: the size with its -1 inferred, and the
 /// strides `computeStride` finds, or the view error when there are none.
+/// The analysis's view is `torch._refs.view`, whose `_collapse_view_helper`
+/// checks a dim's stride only against the next dim's when that one is not
+/// of size 1: it also views `(2, 1, 4)` with strides `(0, 4, 1)` as `(8,)`
+/// (stride 0), which eager refuses.
 fn view_sizes(it: &mut Interp, t: &Tensor, target: &[SymInt], meta: &mut Meta) -> OpResult<()> {
     let numel = it.m.sizes.prod(t.sizes())?;
     let sizes = shape::infer_size(target, &numel, &mut it.m.sizes)?;
     match shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? {
         Some(strides) => {
             (meta.sizes, meta.strides) = view_geometry(it, t.sizes(), t.strides(), sizes, strides)?;
+            Ok(())
+        }
+        None if it.m.mode == Mode::Analysis
+            && let Some(g) =
+                shape::ref_view_geometry(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)? =>
+        {
+            (meta.sizes, meta.strides) = g;
             Ok(())
         }
         None => Err(oe(
