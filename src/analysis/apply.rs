@@ -1918,6 +1918,24 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
         _ => None,
     };
     match rule {
+        "unsqueeze" | "squeeze" => {
+            let given = match a.get("dim") {
+                Value::Int(i) => i.as_int(),
+                // squeeze's dims come as a tuple.
+                Value::Tuple(ds) if ds.len() == 1 => match &ds[0] {
+                    Value::Int(i) => i.as_int(),
+                    _ => None,
+                },
+                Value::None if rule == "squeeze" => {
+                    it.m.view_args.insert(v, ViewArg::SqueezeAll);
+                    return;
+                }
+                _ => None,
+            };
+            if let Some(g) = given {
+                record_given_dim(it, rule, g, base, v);
+            }
+        }
         "unfold" => {
             let (size, step) = (a.int(it, "size"), a.int(it, "step"));
             if let (Ok(size), Ok(step)) = (size, step) {
@@ -1973,6 +1991,26 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
             }
         }
         _ => {}
+    }
+}
+
+/// `ViewArg::GivenDim` for `unsqueeze` or `squeeze` view `v` of `base`,
+/// given dim `g`, where the replay needs it: it reads the dim back from the
+/// geometries, as the first place they differ, which is right unless the
+/// dim is negative or a size-1 dim of the same stride sits where they
+/// would first agree.
+fn record_given_dim(it: &mut Interp, rule: &str, g: i64, base: TensorId, v: TensorId) {
+    let Ok(given) = i8::try_from(g) else {
+        return;
+    };
+    let (b, t) = (it.m.t(base), it.m.t(v));
+    let (short, long) = if rule == "unsqueeze" { (b, t) } else { (t, b) };
+    let ambiguous = shape::wrap_dim(g, long.sizes().len()).is_ok_and(|w| {
+        short.sizes().get(w).is_some_and(|s| s.as_int() == Some(1))
+            && short.strides().get(w) == long.strides().get(w)
+    });
+    if g < 0 || ambiguous {
+        it.m.view_args.insert(v, ViewArg::GivenDim(given));
     }
 }
 
@@ -3256,8 +3294,13 @@ fn unsqueeze_at(it: &mut Interp, cur: TensorId, dim: usize, span: Span) -> R<Ten
     let mut meta = it.m.meta_of(cur);
     shape::unsqueeze_geometry(&mut meta.sizes, &mut meta.strides, dim, &mut it.m.sizes)
         .map_err(|e| op_error(e, span))?;
-    it.m.view_of(cur, meta, "unsqueeze", false, true, span)
-        .map_err(|e| op_error(e, span))
+    let v =
+        it.m.view_of(cur, meta, "unsqueeze", false, true, span)
+            .map_err(|e| op_error(e, span))?;
+    if it.m.mode == Mode::Analysis {
+        record_given_dim(it, "unsqueeze", dim as i64, cur, v);
+    }
+    Ok(v)
 }
 
 /// `torch.tensor(picks, dtype=torch.long)`: the index a known mask or a

@@ -165,6 +165,11 @@ pub enum ViewArg {
     /// The dims, as given, of a transpose of two alike dims (same size and
     /// stride).
     TransposeDims(i8, i8),
+    /// The dim, as given, of an `unsqueeze` or `squeeze` that is negative
+    /// or next to an alike size-1 dim: replayed, it wraps on the new rank.
+    GivenDim(i8),
+    /// A `squeeze()` without dims: its replay takes no dim to check.
+    SqueezeAll,
 }
 
 /// An in-place metadata change of one tensor (`Machine::metadata_changes`).
@@ -422,14 +427,24 @@ impl Machine {
             // The dims a dim-taking view op was given, read back from the
             // geometries: replayed on the new rank, one out of range fails
             // as maybe_wrap_dim does.
-            let dim_args = view_dim_args(
-                op,
-                old_sizes,
-                old_strides,
-                &c_sizes,
-                &c_strides,
-                sizes.len(),
-            );
+            let dim_args = match self.view_args.get(&child) {
+                // The dim as given, wrapped on the new rank (one more for
+                // unsqueeze), or none at all.
+                Some(&ViewArg::GivenDim(d)) => {
+                    let rank = sizes.len() + usize::from(op == "unsqueeze");
+                    shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
+                    None
+                }
+                Some(ViewArg::SqueezeAll) => None,
+                _ => view_dim_args(
+                    op,
+                    old_sizes,
+                    old_strides,
+                    &c_sizes,
+                    &c_strides,
+                    sizes.len(),
+                ),
+            };
             if let Some((dims, rank)) = &dim_args {
                 for &d in dims {
                     shape::wrap_dim(d as i64, *rank).map_err(|e| e.help(REPLAY_HELP))?;
