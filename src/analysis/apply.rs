@@ -2948,6 +2948,35 @@ fn parse_index(it: &mut Interp, idx: &Value, span: Span) -> R<Vec<Index>> {
     Ok(out)
 }
 
+/// `x[i]` (one int, not in a tuple) goes to `applySelect`, which on a 0-dim
+/// tensor refuses index 0 as a 0-dim index and any other as out of bounds
+/// of a size 0 (it reads past the empty sizes). In a tuple an int on a
+/// 0-dim tensor is one index too many (`apply_slicing`).
+fn check_zero_dim_select(
+    it: &Interp,
+    t: TensorId,
+    idx: &Value,
+    items: &[Index],
+    span: Span,
+) -> R<()> {
+    let ([Index::Int(i)], false) = (items, matches!(idx, Value::Tuple(_))) else {
+        return Ok(());
+    };
+    // The sizes Python sees (stale after set_()).
+    if !it.m.python_geometry(t).sizes().is_empty() {
+        return Ok(());
+    }
+    match i.as_int() {
+        Some(0) => Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span)),
+        Some(i) => Err(err(
+            "index-out-of-range",
+            format!("index {i} is out of bounds for dimension 0 with size 0"),
+            span,
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Applies the basic (view) part of an index; returns the view and the
 /// advanced (tensor) indices with the dims they apply to.
 fn apply_slicing(
@@ -2980,9 +3009,6 @@ fn apply_slicing(
             _ => 1,
         })
         .sum();
-    if nd == 0 && items.iter().any(|i| matches!(i, Index::Int(_))) {
-        return Err(err("other", "invalid index of a 0-dim tensor. Use `tensor.item()` in Python to convert a 0-dim tensor to a number", span));
-    }
     if specified > nd {
         return Err(err(
             "other",
@@ -3227,6 +3253,7 @@ fn guard_int_indices(it: &mut Interp, idx: &Value, lone_symint: bool, span: Span
 pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
     guard_int_indices(it, idx, false, span)?;
     let items = parse_index(it, idx, span)?;
+    check_zero_dim_select(it, t, idx, &items, span)?;
     let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
     let (cur, mut advanced) = apply_slicing(it, t, &items, span, single)?;
     resolve_known_masks(it, cur, &mut advanced, span)?;
@@ -3686,6 +3713,7 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
 pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
     guard_int_indices(it, idx, true, span)?;
     let items = parse_index(it, idx, span)?;
+    check_zero_dim_select(it, t, idx, &items, span)?;
     // Indexing calls select/slice/unsqueeze/alias from C++.
     let entry = it.m.inference_mode;
     let (dst, mut advanced) =
