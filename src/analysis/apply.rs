@@ -5051,8 +5051,17 @@ struct InplaceTarget {
 /// The analysis runs `copy_` as its decomposition, which expands `src` to
 /// `self`'s shape with torch._refs' `expand`: its checks, and its words,
 /// come before any broadcasting error.
+/// Before that, meta_copy_ compares `self.size() != src.size()` as Python
+/// tuples, which (unlike lists) compare pair by pair from the left whatever
+/// their lengths: a guard on each pair up to the first that differs, which
+/// may specialise a symbol (`n` of hint 5 against a 5).
 fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpResult<()> {
     let sizes = it.m.t(src).sizes().clone();
+    for (x, y) in target.iter().zip(&sizes) {
+        if !it.m.sizes.eq(x, y) {
+            break;
+        }
+    }
     if sizes.len() > target.len() {
         return Err(OpError::new(
             "other",
