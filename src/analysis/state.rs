@@ -183,6 +183,9 @@ pub struct MetadataChange {
     pub made: usize,
     /// The op's view rule.
     pub rule: &'static str,
+    /// The geometry the change gave (`mutate_metadata`): a later write
+    /// gives the tensor new strides, which no longer tell the op's dims.
+    pub after: Option<SharedGeometry>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -1424,8 +1427,14 @@ impl Machine {
         };
         let changes = changes.clone();
         let (mut after, mut strides) = (now.clone(), strides.clone());
-        for MetadataChange { before, rule, .. } in changes.iter().rev() {
-            let step = view_step(rule, before, &after);
+        for MetadataChange {
+            before,
+            rule,
+            after: made,
+            ..
+        } in changes.iter().rev()
+        {
+            let step = view_step(rule, before, made.as_ref().unwrap_or(&after));
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => strides = next,
                 None => return Ok(None),
@@ -1465,9 +1474,10 @@ impl Machine {
         now: &SharedGeometry,
         mut strides: Dims,
     ) -> OpResult<Option<Dims>> {
-        for (k, MetadataChange { before, rule, .. }) in changes.iter().enumerate() {
-            let after = changes.get(k + 1).map_or(now, |c| &c.before);
-            let step = view_step(rule, before, after);
+        for (k, change) in changes.iter().enumerate() {
+            let next = changes.get(k + 1).map_or(now, |c| &c.before);
+            let after = change.after.as_ref().unwrap_or(next);
+            let step = view_step(change.rule, &change.before, after);
             match shape::view_replay_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => strides = next,
                 None => return Ok(None),
@@ -2266,6 +2276,7 @@ impl Machine {
             offset: t.offset.clone(),
             made: self.tensors.len(),
             rule,
+            after: None,
         };
         self.metadata_changes
             .entry(target)
@@ -2288,6 +2299,13 @@ impl Machine {
             self.record_metadata_change(target, rule);
         }
         let geom = self.geoms.intern(sizes, strides);
+        if let Some(change) = self
+            .metadata_changes
+            .get_mut(&target)
+            .and_then(|c| c.last_mut())
+        {
+            change.after = Some(geom.clone());
+        }
         let t = &mut self.tensors[target];
         t.set_geometry(geom);
         t.offset = offset;
