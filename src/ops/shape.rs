@@ -852,8 +852,7 @@ pub fn view_replay_strides(
                 .collect(),
         ),
         DimMap::Reshape => compute_stride(bs, base_strides, view.sizes, s)?,
-        // (The view keeps the strides the write gave it.)
-        DimMap::Unfold => None,
+        DimMap::Unfold => unfold_replay_strides(view, base_strides, s)?,
         DimMap::Expand => {
             let lead = view.sizes.len() - bs.len();
             Some(
@@ -870,6 +869,53 @@ pub fn view_replay_strides(
             )
         }
     })
+}
+
+/// `unfold(d, size, step)` replayed on a base whose strides are now
+/// `new_base`: the base's strides, dim `d`'s times `step`, and `d`'s for the
+/// new last dim. `d` and `step` are read back from the view as it was made:
+/// the dim whose stride the last dim has, whose window count and stride
+/// fit. None when they do not tell (symbolic sizes, a 0 stride, two dims
+/// that would replay differently).
+fn unfold_replay_strides(
+    view: &ViewStep,
+    new_base: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Option<Dims>> {
+    let n = view.base_sizes.len();
+    let (Some(size), Some(last)) = (view.sizes[n].as_int(), view.strides[n].as_int()) else {
+        return Ok(None);
+    };
+    let mut found: Option<Dims> = None;
+    for d in 0..n {
+        let others_kept = (0..n).all(|i| {
+            i == d
+                || (view.sizes[i] == view.base_sizes[i] && view.strides[i] == view.base_strides[i])
+        });
+        let (Some(base_stride), Some(stride), Some(base_size), Some(count)) = (
+            view.base_strides[d].as_int(),
+            view.strides[d].as_int(),
+            view.base_sizes[d].as_int(),
+            view.sizes[d].as_int(),
+        ) else {
+            return Ok(None);
+        };
+        if !others_kept || base_stride != last || base_stride == 0 || stride % base_stride != 0 {
+            continue;
+        }
+        let step = stride / base_stride;
+        if step <= 0 || base_size < size || (base_size - size) / step + 1 != count {
+            continue;
+        }
+        let mut strides: Dims = new_base.into();
+        strides[d] = s.mul(&new_base[d], &SymInt::int(step))?;
+        strides.push(new_base[d].clone());
+        match &found {
+            Some(f) if *f != strides => return Ok(None),
+            _ => found = Some(strides),
+        }
+    }
+    Ok(found)
 }
 
 /// The items of `dims` but the one at `k`.
