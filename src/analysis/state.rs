@@ -1434,7 +1434,13 @@ impl Machine {
             ..
         } in changes.iter().rev()
         {
-            let step = view_step(rule, before, made.as_ref().unwrap_or(&after));
+            let made = made.as_ref().unwrap_or(&after);
+            // Sizes changed since by an op not recorded here (`resize_`):
+            // no way back.
+            if made.sizes() != after.sizes() {
+                return Ok(None);
+            }
+            let step = view_step(rule, before, made);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => strides = next,
                 None => return Ok(None),
@@ -1477,6 +1483,9 @@ impl Machine {
         for (k, change) in changes.iter().enumerate() {
             let next = changes.get(k + 1).map_or(now, |c| &c.before);
             let after = change.after.as_ref().unwrap_or(next);
+            if after.sizes() != next.sizes() {
+                return Ok(None);
+            }
             let step = view_step(change.rule, &change.before, after);
             match shape::view_replay_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => strides = next,

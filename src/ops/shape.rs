@@ -796,6 +796,10 @@ pub fn view_inverse_strides(
     new_strides: &[SymInt],
     s: &mut Sizes,
 ) -> OpResult<Option<Dims>> {
+    // Strides of another rank belong to no step of this view.
+    if new_strides.len() != view.sizes.len() {
+        return Ok(None);
+    }
     let Some(map) = view.dim_map() else {
         return Ok(None);
     };
@@ -830,6 +834,9 @@ pub fn view_replay_strides(
     base_strides: &[SymInt],
     s: &mut Sizes,
 ) -> OpResult<Option<Dims>> {
+    if base_strides.len() != view.base_sizes.len() {
+        return Ok(None);
+    }
     let Some(map) = view.dim_map() else {
         return Ok(None);
     };
