@@ -7891,9 +7891,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "linear" => {
             let x = a.tensor("input")?;
             let w = a.tensor("weight")?;
-            let (xs, ws) = (it.m.t(x).sizes().clone(), it.m.t(w).sizes().clone());
+            // at::linear reads the sizes Python sees (stale after set_()).
+            let xs = it.m.python_geometry(x).sizes().clone();
+            let ws = it.m.t(w).sizes().clone();
             if xs.is_empty() || ws.is_empty() {
                 return Err(oe("other", format!("both arguments to linear need to be at least 1D, but they are {}D and {}D", xs.len(), ws.len())));
+            }
+            if it.m.mode == Mode::Analysis {
+                // The ops it decomposes into check the shapes.
+                let bias = a.opt_tensor("bias")?;
+                return analysis_linear(it, x, w, bias, span).map(|v| (vec![], Some(v)));
             }
             let wt: Dims = ws.iter().rev().cloned().collect();
             let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
@@ -7928,9 +7935,6 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let dtype = DType::promote(DType::promote(dx, dw), db.unwrap_or(dx));
             let meta = contiguous(it, sizes, dtype)?;
-            if it.m.mode == Mode::Analysis {
-                return analysis_linear(it, x, w, bias, span).map(|v| (vec![], Some(v)));
-            }
             let xt = it.m.t(x).clone();
             if let Some(b) = bias {
                 // addmm (2-d input) and _flatten_nd_linear's addmm (a
@@ -9511,8 +9515,10 @@ fn analysis_linear(
         tensor_op(it, name, args, span).map(Value::Tensor)
     };
     let wt = call(it, "t", smallvec![Value::Tensor(w)])?;
-    let xt = it.m.t(x).clone();
-    let xs = xt.sizes();
+    // C++ reads the sizes Python sees (stale after set_()): the flattening
+    // reshape's shape comes from them, and fails on the real ones.
+    let xg = it.m.python_geometry(x).clone();
+    let xs = xg.sizes();
     let Some(b) = bias else {
         return call(it, "matmul", smallvec![Value::Tensor(x), wt]);
     };
@@ -9523,7 +9529,7 @@ fn analysis_linear(
             smallvec![Value::Tensor(b), Value::Tensor(x), wt],
         );
     }
-    let contiguous = shape::is_contiguous(xs, xt.strides(), &mut it.m.sizes);
+    let contiguous = shape::is_contiguous(xs, xg.strides(), &mut it.m.sizes);
     if let (true, Some((last, batch))) = (contiguous, xs.split_last()) {
         if xs.len() == 3 || it.m.t(b).sizes().len() == 1 {
             let flat = it.m.sizes.prod(batch)?;
