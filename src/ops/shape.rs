@@ -821,7 +821,11 @@ pub fn view_inverse_strides(
             }
             Some(strides)
         }
-        DimMap::Reshape => compute_stride(view.sizes, new_strides, view.base_sizes, s)?,
+        // Functionalization runs the view family on FakeTensors, whose view
+        // is torch._refs.view (`ref_view_geometry`), not computeStride.
+        DimMap::Reshape => {
+            ref_view_geometry(view.sizes, new_strides, view.base_sizes, s)?.map(|(_, st)| st)
+        }
         DimMap::Expand | DimMap::Unfold => Some(contiguous_strides(view.base_sizes, s)?),
     })
 }
@@ -858,7 +862,7 @@ pub fn view_replay_strides(
                 .map(|(_, d)| d.clone())
                 .collect(),
         ),
-        DimMap::Reshape => compute_stride(bs, base_strides, view.sizes, s)?,
+        DimMap::Reshape => ref_view_geometry(bs, base_strides, view.sizes, s)?.map(|(_, st)| st),
         DimMap::Unfold => unfold_replay_strides(view, base_strides, s)?,
         DimMap::Expand => {
             let lead = view.sizes.len() - bs.len();
