@@ -1936,6 +1936,17 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 record_given_dim(it, rule, g, base, v);
             }
         }
+        "expand" => {
+            let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
+            let mask = match a.get("size") {
+                Value::Tuple(items) => minus_ones_mask(items.iter(), minus_one),
+                Value::List(items) => minus_ones_mask(items.borrow().iter(), minus_one),
+                _ => 0,
+            };
+            if mask != 0 {
+                it.m.view_args.insert(v, ViewArg::ExpandKeep(mask));
+            }
+        }
         "unfold" => {
             let (size, step) = (a.int(it, "size"), a.int(it, "step"));
             if let (Ok(size), Ok(step)) = (size, step) {
@@ -1992,6 +2003,18 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
         }
         _ => {}
     }
+}
+
+/// Bit `i` set for the `i`th of the first 64 `items` that `pick` picks.
+fn minus_ones_mask<'v>(
+    items: impl Iterator<Item = &'v Value>,
+    pick: impl Fn(&Value) -> bool,
+) -> u64 {
+    items
+        .take(64)
+        .enumerate()
+        .filter(|(_, d)| pick(d))
+        .fold(0, |m, (i, _)| m | 1 << i)
 }
 
 /// `ViewArg::GivenDim` for `unsqueeze` or `squeeze` view `v` of `base`,

@@ -170,6 +170,9 @@ pub enum ViewArg {
     GivenDim(i8),
     /// A `squeeze()` without dims: its replay takes no dim to check.
     SqueezeAll,
+    /// The dims (bits, from the left) an `expand` was given as -1: replayed,
+    /// they keep the new base's size.
+    ExpandKeep(u64),
 }
 
 /// An in-place metadata change of one tensor (`Machine::metadata_changes`).
@@ -435,8 +438,8 @@ impl Machine {
                 // unsqueeze), or none at all.
                 Some(&ViewArg::GivenDim(d)) => {
                     let rank = sizes.len() + usize::from(op == "unsqueeze");
-                    shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
-                    None
+                    let d = shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
+                    Some((smallvec::smallvec![d], rank))
                 }
                 Some(ViewArg::SqueezeAll) => None,
                 _ => view_dim_args(
@@ -518,6 +521,32 @@ impl Machine {
                     pt.swap(dims.0, dims.1);
                     (ps, pt)
                 }
+                "unsqueeze" => match &dim_args {
+                    Some((dims, _)) => {
+                        let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                        shape::unsqueeze_geometry(&mut ps, &mut pt, dims[0], &mut self.sizes)?;
+                        (ps, pt)
+                    }
+                    None => return Ok(()),
+                },
+                "squeeze" => {
+                    // squeeze(d) drops d when it has size 1; squeeze() every
+                    // dim of size 1.
+                    let dropped: smallvec::SmallVec<[usize; 2]> = match &dim_args {
+                        Some((dims, _)) => dims.clone(),
+                        None if matches!(self.view_args.get(&child), Some(ViewArg::SqueezeAll)) => {
+                            (0..sizes.len()).collect()
+                        }
+                        None => return Ok(()),
+                    };
+                    let keep: Vec<usize> = (0..sizes.len())
+                        .filter(|&d| !(dropped.contains(&d) && sizes[d].as_int() == Some(1)))
+                        .collect();
+                    (
+                        keep.iter().map(|&d| sizes[d].clone()).collect(),
+                        keep.iter().map(|&d| strides[d].clone()).collect(),
+                    )
+                }
                 "t" => {
                     // t() swaps the two dims of a 2-d tensor and returns a
                     // 0-d or 1-d one as it is.
@@ -577,11 +606,24 @@ impl Machine {
                         .help(REPLAY_HELP));
                     }
                     let lead = c_sizes.len() - sizes.len();
+                    // The dims given as -1 keep the new base's size.
+                    let keep = match self.view_args.get(&child) {
+                        Some(&ViewArg::ExpandKeep(mask)) => mask,
+                        _ => 0,
+                    };
+                    if (0..lead).any(|j| j < 64 && keep >> j & 1 == 1) {
+                        return Ok(());
+                    }
+                    let mut out_sizes = c_sizes.clone();
                     let mut out_strides: Dims = smallvec::smallvec![SymInt::int(0); c_sizes.len()];
                     for (d, x) in sizes.iter().enumerate() {
-                        let want = &c_sizes[lead + d];
-                        if want == x {
-                            out_strides[lead + d] = strides[d].clone();
+                        let j = lead + d;
+                        let want = &c_sizes[j];
+                        if j < 64 && keep >> j & 1 == 1 {
+                            out_sizes[j] = x.clone();
+                            out_strides[j] = strides[d].clone();
+                        } else if want == x {
+                            out_strides[j] = strides[d].clone();
                         } else if x.as_int() != Some(1) {
                             return Err(OpError::new(
                                 "expand",
@@ -590,7 +632,7 @@ impl Machine {
                             .help(REPLAY_HELP));
                         }
                     }
-                    (c_sizes.clone(), out_strides)
+                    (out_sizes, out_strides)
                 }
                 "view" | "reshape" | "_unsafe_view" | "flatten" | "unflatten" | "view_as"
                 | "reshape_as" | "_reshape_alias" => {
