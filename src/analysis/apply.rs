@@ -682,15 +682,46 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     match op.class {
         OpClass::InplaceData => apply_inplace(it, op, a, span),
         OpClass::View => {
-            let r = view_rule(it, op.rule, &a, span).map_err(|e| op_error(e, span))?;
             let base = a.tensor("self").map_err(|e| op_error(e, span))?;
+            // view(dtype) is not differentiable: a view that does not
+            // require grad, as `detach` makes.
+            let dtype_view =
+                op.rule == "view" && matches!(a.get("size"), Value::Dtype(_) | Value::None);
+            // A view op with an autograd kernel of its own collects its
+            // input's grad_fn (which regenerates a stale view's, and may
+            // refuse) before the kernel below checks the arguments; the
+            // CompositeImplicit ones (narrow, movedim, unflatten…) check
+            // theirs first.
+            let autograd_kernel = matches!(
+                op.name,
+                "view"
+                    | "as_strided"
+                    | "expand"
+                    | "transpose"
+                    | "t"
+                    | "permute"
+                    | "squeeze"
+                    | "unsqueeze"
+                    | "select"
+                    | "slice"
+                    | "diagonal"
+                    | "unfold"
+                    | "alias"
+                    | "view_as_real"
+                    | "view_as_complex"
+            );
+            if autograd_kernel
+                && !dtype_view
+                && it.m.grad_enabled
+                && !it.m.inference_mode
+                && it.m.requires_grad(base)
+            {
+                it.m.grad_fn(base).map_err(|e| op_error(e, span))?;
+            }
+            let r = view_rule(it, op.rule, &a, span).map_err(|e| op_error(e, span))?;
             Ok(match r {
                 ViewResult::Same => Value::Tensor(base),
                 ViewResult::View(meta) => {
-                    // view(dtype) is not differentiable: a view that does not
-                    // require grad, as `detach` makes.
-                    let dtype_view =
-                        op.rule == "view" && matches!(a.get("size"), Value::Dtype(_) | Value::None);
                     let v = make_view(it, base, meta, op.name, !dtype_view, span)?;
                     if it.m.mode == Mode::Analysis {
                         record_view_args(it, op.rule, &a, base, v);
