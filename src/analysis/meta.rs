@@ -469,18 +469,6 @@ pub fn collect(
     keep_input_mutations: bool,
     grad_enabled_mutation: Option<bool>,
 ) -> Result<ViewAndMutationMeta, CollectError> {
-    // The inputs are synced, then the outputs (`from_fun`): an out-of-date
-    // output regenerates its value from its base, and may fail there.
-    for p in params {
-        if let Param::Tensor { id, .. } = p {
-            m.sync(*id).map_err(CollectError::Inputs)?;
-        }
-    }
-    for o in outputs {
-        if let FlatOutput::Tensor(id) = o {
-            m.sync(*id).map_err(CollectError::Outputs)?;
-        }
-    }
     let events = EventIndex::new(&m.provenance);
     let mut inputs = Vec::new();
     // PyTorch's `_check_if_mutation_can_be_in_graph` assertion.
@@ -621,6 +609,21 @@ pub fn collect(
                     mutations_omitted,
                 });
             }
+        }
+    }
+
+    // The inputs' metadata checks read each wrapper's value as the last
+    // write or sync left it (`_from_functional_tensor`, no sync). Then the
+    // inputs are synced, then the outputs (`from_fun`): an out-of-date
+    // output regenerates its value from its base, and may fail there.
+    for p in params {
+        if let Param::Tensor { id, .. } = p {
+            m.sync(*id).map_err(CollectError::Inputs)?;
+        }
+    }
+    for o in outputs {
+        if let FlatOutput::Tensor(id) = o {
+            m.sync(*id).map_err(CollectError::Outputs)?;
         }
     }
 
