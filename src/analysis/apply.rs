@@ -813,7 +813,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if let Some(node) = node {
                 scatter_src_grad(it, op, &a, node);
             }
-            mark_reduce_not_differentiable(it, &a, outs[0]);
+            mark_reduce_not_differentiable(it, &a, it.m.tensors[outs[0]].grad_fn);
             // Integer outputs (indices) never require grad: detach them from the node.
             for &o in &outs {
                 if !it.m.tensors[o].dtype.can_require_grad() {
@@ -1039,7 +1039,7 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
 /// ("derivative for aten::scatter is not implemented").
 /// In place, the backward of leaky_relu_/elu_ works on the result, which
 /// refuses a negative slope (`NoDerivative::LeakyReluNegativeSlope`).
-fn mark_negative_slope(it: &mut Interp, a: &Args, me: TensorId) {
+fn mark_negative_slope(it: &mut Interp, a: &Args, node: Option<NodeId>) {
     let (param, why) = match a.op.name.trim_end_matches('_') {
         "leaky_relu" => ("negative_slope", NoDerivative::LeakyReluNegativeSlope),
         "elu" => ("alpha", NoDerivative::EluNegativeAlpha),
@@ -1050,7 +1050,7 @@ fn mark_negative_slope(it: &mut Interp, a: &Args, me: TensorId) {
         Value::Int(i) => i.as_int().is_some_and(|i| i < 0),
         _ => false,
     };
-    if let (true, Some(node)) = (negative, it.m.tensors[me].grad_fn) {
+    if let (true, Some(node)) = (negative, node) {
         it.m.nodes[node].not_implemented = Some(why);
     }
 }
@@ -1175,7 +1175,7 @@ fn complex_autograd_error(op: &str) -> OpError {
 /// Overloads without a derivative whose op has one: `scatter` with a
 /// `reduce` (the scatter.reduce overloads) and `remainder` of a number by a
 /// tensor (remainder.Scalar_Tensor).
-fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
+fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, node: Option<NodeId>) {
     let missing = match a.op.name {
         "scatter" | "scatter_" if matches!(a.get("reduce"), Value::Str(_)) => {
             if a.op.name.ends_with('_') {
@@ -1194,7 +1194,7 @@ fn mark_reduce_not_differentiable(it: &mut Interp, a: &Args, out: TensorId) {
         }
         _ => return,
     };
-    if let Some(node) = it.m.tensors[out].grad_fn {
+    if let Some(node) = node {
         it.m.nodes[node].not_implemented = Some(missing);
     }
 }
@@ -5056,11 +5056,14 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             return Err(op_error(complex_autograd_error(base), span));
         }
     }
-    if let Some(node) = it.m.t(me).grad_fn {
+    // The op's own node: a write through a view leaves the view a node
+    // over the base's CopySlices, which calls this one.
+    let node = it.m.last_inplace_node.take();
+    if let Some(node) = node {
         scatter_src_grad(it, op, &a, node);
     }
-    mark_reduce_not_differentiable(it, &a, me);
-    mark_negative_slope(it, &a, me);
+    mark_reduce_not_differentiable(it, &a, node);
+    mark_negative_slope(it, &a, node);
     if it.m.mode == Mode::Analysis {
         let strides = match strides {
             Some(strides) => strides,

@@ -145,6 +145,10 @@ pub struct Machine {
     /// the gradient backward hands that tensor trips the engine's
     /// isDifferentiableType assert.
     pub integer_grad_nodes: rustc_hash::FxHashSet<NodeId>,
+    /// The node the last `mutate_data` recorded for its op (under a
+    /// CopySlices when it wrote through a view), for the facts only the
+    /// op's arguments tell (a scatter's `reduce`, a negative slope).
+    pub last_inplace_node: Option<NodeId>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -254,6 +258,7 @@ impl Machine {
             conj: Default::default(),
             versioned_inference: Default::default(),
             integer_grad_nodes: Default::default(),
+            last_inplace_node: None,
             bound_tensors: Vec::new(),
         }
     }
@@ -2073,6 +2078,7 @@ impl Machine {
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
         }
         let records = next.is_some();
+        self.last_inplace_node = None;
         self.provenance.data(
             target,
             t.storage,
@@ -2089,6 +2095,7 @@ impl Machine {
             };
             // The op's node takes the target's previous history.
             let node = self.record_node(op, true, &inputs, &[target], span, next)?;
+            self.last_inplace_node = node;
             if let (Some(node), false) = (node, self.tensors[target].dtype.can_require_grad()) {
                 self.integer_grad_nodes.insert(node);
             }
