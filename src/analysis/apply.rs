@@ -740,6 +740,33 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if !it.m.autocast.is_empty() {
                 autocast_casts(it, &mut a, span)?;
             }
+            let differentiable = !matches!(
+                op.rule,
+                "compare"
+                    | "unary_bool"
+                    | "binary_int"
+                    | "unary_int"
+                    | "argmax"
+                    | "argsort"
+                    | "all"
+            );
+            // An op's autograd kernel collects its inputs' grad_fns (which
+            // regenerates a stale view's, and may refuse) before the kernel
+            // below checks the arguments. The composites that check their
+            // own first: matmul, linear, einsum.
+            if differentiable
+                && it.m.grad_enabled
+                && !it.m.inference_mode
+                && !matches!(op.name, "matmul" | "linear" | "einsum")
+            {
+                for i in 0..a.v.len() {
+                    if let Value::Tensor(t) = a.v[i] {
+                        if it.m.requires_grad(t) {
+                            it.m.grad_fn(t).map_err(|e| op_error(e, span))?;
+                        }
+                    }
+                }
+            }
             let (metas, result_fixups) = functional(it, op, &a, span)
                 .map_err(|e| analysis_wording(it, op, e))
                 .map_err(|e| op_error(e, span))?;
@@ -760,16 +787,6 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     .filter_map(|(_, t)| *t)
                     .any(|t| !it.m.t(t).dtype.can_require_grad() && it.m.requires_grad(t))
             };
-            let differentiable = !matches!(
-                op.rule,
-                "compare"
-                    | "unary_bool"
-                    | "binary_int"
-                    | "unary_int"
-                    | "argmax"
-                    | "argsort"
-                    | "all"
-            );
             if (matches!(
                 op.name,
                 "sum" | "prod" | "cumsum" | "cumprod" | "nansum" | "masked_fill" | "index_fill"
