@@ -692,25 +692,28 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // refuse) before the kernel below checks the arguments; the
             // CompositeImplicit ones (narrow, movedim, unflatten…) check
             // theirs first.
-            let autograd_kernel = matches!(
-                op.name,
-                "view"
-                    | "as_strided"
-                    | "expand"
-                    | "transpose"
-                    | "t"
-                    | "permute"
-                    | "squeeze"
-                    | "unsqueeze"
-                    | "select"
-                    | "slice"
-                    | "diagonal"
-                    | "unfold"
-                    | "alias"
-                    | "view_as_real"
-                    | "view_as_complex"
-            );
-            if autograd_kernel
+            let autograd_kernel = || {
+                matches!(
+                    op.name,
+                    "view"
+                        | "as_strided"
+                        | "expand"
+                        | "transpose"
+                        | "t"
+                        | "permute"
+                        | "squeeze"
+                        | "unsqueeze"
+                        | "select"
+                        | "slice"
+                        | "diagonal"
+                        | "unfold"
+                        | "alias"
+                        | "view_as_real"
+                        | "view_as_complex"
+                )
+            };
+            if it.m.is_stale_view(base)
+                && autograd_kernel()
                 && !dtype_view
                 && it.m.grad_enabled
                 && !it.m.inference_mode
@@ -754,16 +757,24 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // regenerates a stale view's, and may refuse) before the kernel
             // below checks the arguments. The composites that check their
             // own first: matmul, linear, einsum.
-            if differentiable
-                && it.m.grad_enabled
-                && !it.m.inference_mode
-                && !matches!(op.name, "matmul" | "linear" | "einsum")
-            {
+            // (Only a stale view's read can refuse: looked for first.)
+            let stale = a.v.iter().find_map(|v| match *v {
+                Value::Tensor(t) if it.m.is_stale_view(t) => Some(t),
+                _ => None,
+            });
+            if stale.is_some() {
                 for i in 0..a.v.len() {
-                    if let Value::Tensor(t) = a.v[i] {
-                        if it.m.requires_grad(t) {
-                            it.m.grad_fn(t).map_err(|e| op_error(e, span))?;
-                        }
+                    let Value::Tensor(t) = a.v[i] else {
+                        continue;
+                    };
+                    if it.m.is_stale_view(t)
+                        && differentiable
+                        && it.m.grad_enabled
+                        && !it.m.inference_mode
+                        && !matches!(op.name, "matmul" | "linear" | "einsum")
+                        && it.m.requires_grad(t)
+                    {
+                        it.m.grad_fn(t).map_err(|e| op_error(e, span))?;
                     }
                 }
             }

@@ -338,6 +338,14 @@ impl Machine {
     /// `grad_fn`, regenerating a view's node when its version moved on (as
     /// `VariableHooks::grad_fn` does). Regenerating the node of a view whose
     /// CreationMeta forbids it raises (`handle_view_on_rebase`, indirect).
+    /// A view whose base or sibling was written since its node was made:
+    /// reading its grad_fn regenerates it (and may refuse).
+    #[inline]
+    pub fn is_stale_view(&self, id: TensorId) -> bool {
+        let t = &self.tensors[id];
+        t.view.is_some() && t.attr_version != self.versions[t.version]
+    }
+
     pub fn grad_fn(&mut self, id: TensorId) -> OpResult<Option<NodeId>> {
         let (view, current) = {
             let t = &self.tensors[id];
