@@ -2245,7 +2245,16 @@ impl Machine {
         // A tensor whose metadata an in-place op changed is, to
         // functionalization, a view of its old self (it replays the change
         // on sync), so it fails as a view does.
-        if (t.functional_view || t.metadata_mutated) && self.inference_lookup_fails(target) {
+        // A resize_ that grew the storage replaced it and left a base: so
+        // when that was the tensor's only metadata change.
+        let grown_base = !self.grown_by_resize.is_empty()
+            && self.grown_by_resize.contains(&target)
+            && self
+                .metadata_changes
+                .get(&target)
+                .is_some_and(|c| c.len() == 1);
+        let view_like = t.functional_view || (t.metadata_mutated && !grown_base);
+        if view_like && self.inference_lookup_fails(target) {
             let what = if t.functional_view {
                 "a view of a normal tensor"
             } else {
