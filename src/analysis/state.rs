@@ -1568,6 +1568,9 @@ impl Machine {
         // Where each changed tensor is in `changed` (a base may have many views).
         let mut at: rustc_hash::FxHashMap<TensorId, usize> =
             changed.iter().enumerate().map(|(k, c)| (c.0, k)).collect();
+        // Views whose replay failed: their views fail too (a sync replays
+        // every view meta from the base).
+        let mut failed: rustc_hash::FxHashMap<TensorId, OpError> = Default::default();
         for i in first + 1..self.tensors.len() {
             let id = i as TensorId;
             let t = &self.tensors[id];
@@ -1580,6 +1583,11 @@ impl Machine {
             let Some(parent) = self.provenance.parent(id) else {
                 continue;
             };
+            if let Some(e) = failed.get(&parent).cloned() {
+                self.pending_values.insert(id, Err(e.clone()));
+                failed.insert(id, e);
+                continue;
+            }
             let Some(&k) = at.get(&parent) else {
                 continue;
             };
@@ -1595,6 +1603,7 @@ impl Machine {
                 }
                 Ok(_) => {}
                 Err(e) => {
+                    failed.insert(id, e.clone());
                     self.pending_values.insert(id, Err(e));
                 }
             }
