@@ -3838,6 +3838,16 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
         Value::Tensor(v) => {
+            // copy_to's first op on the value (its view, expand or copy_)
+            // reads the value's grad_fn in its autograd kernel, before any
+            // shape check: a stale view's may refuse.
+            if it.m.is_stale_view(v)
+                && it.m.grad_enabled
+                && !it.m.inference_mode
+                && it.m.requires_grad(v)
+            {
+                it.m.grad_fn(v).map_err(|e| op_error(e, span))?;
+            }
             // copy_to reads the value's sizes as Python sees them (stale
             // after set_()); its view of the value runs on the real ones.
             let stale = match it.m.mode {
