@@ -2020,13 +2020,17 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
         "transpose" => {
             // The dims as given: the replay wraps them on the new rank.
             let rank = it.m.t(base).sizes().len();
-            let (g0, g1) = (int("dim0"), int("dim1"));
+            // (swapaxes names them axis0 and axis1.)
+            let (g0, g1) = (
+                int("dim0").or_else(|| int("axis0")),
+                int("dim1").or_else(|| int("axis1")),
+            );
             let wrap = |d: Option<i64>| d.and_then(|d| shape::wrap_dim(d, rank).ok());
             if let (Some(d0), Some(d1)) = (wrap(g0), wrap(g1)) {
                 let b = it.m.t(base);
-                let alike = d0 != d1
-                    && b.sizes()[d0] == b.sizes()[d1]
-                    && b.strides()[d0] == b.strides()[d1];
+                // (A transpose of a dim with itself changes nothing either.)
+                let alike = d0 == d1
+                    || (b.sizes()[d0] == b.sizes()[d1] && b.strides()[d0] == b.strides()[d1]);
                 let given = g0
                     .zip(g1)
                     .and_then(|(a, b)| Some((i8::try_from(a).ok()?, i8::try_from(b).ok()?)));

@@ -167,7 +167,7 @@ pub enum ViewArg {
     /// The dim a `view` was given -1 for: inferred again from the new numel.
     InferredViewDim(u8),
     /// The dims, as given, of a transpose of two alike dims (same size and
-    /// stride).
+    /// stride), or of a dim with itself.
     TransposeDims(i8, i8),
     /// The dim, as given, of an `unsqueeze` or `squeeze` that is negative
     /// or next to an alike size-1 dim: replayed, it wraps on the new rank.
