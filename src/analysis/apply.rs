@@ -4563,6 +4563,32 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
         // Without a dim it repeats `self.flatten()`, a composite that views
         // the wrapper's stale sizes flat.
         if let (Value::None, Value::Tensor(me)) = (a.get("dim"), a.get("self")) {
+            // A write that re-laid the value out leaves the wrapper's
+            // strides: flatten's reshape decides on them to view, and the
+            // view (torch._refs') runs on the value's, which may refuse.
+            let python = it.m.python_geometry(*me).clone();
+            let real = it.m.t(*me).geometry().clone();
+            if python.sizes().len() > 1 && python.sizes() == real.sizes() && python != real {
+                let numel = it.m.numel(*me)?;
+                let flat = [numel];
+                let viewed = shape::compute_stride(
+                    python.sizes(),
+                    python.strides(),
+                    &flat,
+                    &mut it.m.sizes,
+                )?;
+                if viewed.is_some()
+                    && shape::ref_view_geometry(
+                        real.sizes(),
+                        real.strides(),
+                        &flat,
+                        &mut it.m.sizes,
+                    )?
+                    .is_none()
+                {
+                    return Err(view_stride_error(real.sizes(), real.strides(), &flat));
+                }
+            }
             if let Some(sizes) = it.m.stale_python_sizes(*me).cloned() {
                 let stale = it.m.sizes.prod(&sizes)?;
                 let real = it.m.numel(*me)?;
