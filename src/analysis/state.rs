@@ -625,7 +625,13 @@ impl Machine {
                         _ => 0,
                     };
                     if (0..lead).any(|j| j < 64 && keep >> j & 1 == 1) {
-                        return Ok(());
+                        // A -1 for a new leading dim stays -1, which the
+                        // refs' validate_shape refuses with a bare check.
+                        return Err(OpError::new(
+                            "other",
+                            "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)",
+                        )
+                        .help(REPLAY_HELP));
                     }
                     let mut out_sizes = c_sizes.clone();
                     let mut out_strides: Dims = smallvec::smallvec![SymInt::int(0); c_sizes.len()];
