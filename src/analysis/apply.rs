@@ -2056,10 +2056,37 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
             let dim = int("dim").and_then(|d| shape::wrap_dim(d, rank).ok());
             if let Some(d) = dim {
                 let (b, t) = (it.m.t(base), it.m.t(v));
+                let size = b.sizes().get(d).and_then(SymInt::as_int);
                 if b.sizes().get(d) == t.sizes().get(d) && b.strides().get(d) == t.strides().get(d)
                 {
                     if let Ok(d) = u8::try_from(d) {
                         it.m.view_args.insert(v, ViewArg::FullSliceDim(d));
+                    }
+                } else if let (Ok(dim), Some(size)) = (u8::try_from(d), size) {
+                    // narrow is slice(dim, start wrapped, start + length).
+                    let given = if rule == "narrow" {
+                        let start = int("start").map(|s| if s < 0 { s + size } else { s });
+                        start.zip(int("length")).map(|(s, l)| (s, s + l, 1))
+                    } else {
+                        // An argument left out has its default; a symbolic
+                        // one leaves the slice unrecorded.
+                        let or = |name: &str, default: i64| match a.get(name) {
+                            Value::None => Some(default),
+                            _ => int(name),
+                        };
+                        match (or("start", 0), or("end", i64::MAX), or("step", 1)) {
+                            (Some(s), Some(e), Some(st)) => Some((s, e, st)),
+                            _ => None,
+                        }
+                    };
+                    if let Some((start, end, step)) = given.filter(|g| g.2 > 0) {
+                        let arg = ViewArg::Slice {
+                            dim,
+                            start,
+                            end,
+                            step,
+                        };
+                        it.m.view_args.insert(v, arg);
                     }
                 }
             }
@@ -3208,6 +3235,18 @@ fn apply_slicing(
                     if keeps_dim {
                         if let Ok(d) = u8::try_from(dim) {
                             it.m.view_args.insert(cur, ViewArg::FullSliceDim(d));
+                        }
+                    } else if it.m.mode == Mode::Analysis {
+                        let start = a.as_ref().map_or(Some(0), SymInt::as_int);
+                        let end = b.as_ref().map_or(Some(i64::MAX), SymInt::as_int);
+                        if let (Some(start), Some(end), Ok(dim)) = (start, end, u8::try_from(dim)) {
+                            let arg = ViewArg::Slice {
+                                dim,
+                                start,
+                                end,
+                                step,
+                            };
+                            it.m.view_args.insert(cur, arg);
                         }
                     }
                 }

@@ -177,6 +177,14 @@ pub enum ViewArg {
     /// The dims (bits, from the left) an `expand` was given as -1: replayed,
     /// they keep the new base's size.
     ExpandKeep(u64),
+    /// A slice that does not keep its whole dim, as SliceViewFunc keeps it:
+    /// the dim, start and end as given (an open end is `i64::MAX`), step.
+    Slice {
+        dim: u8,
+        start: i64,
+        end: i64,
+        step: i64,
+    },
 }
 
 /// An in-place metadata change of one tensor (`Machine::metadata_changes`).
@@ -455,6 +463,11 @@ impl Machine {
                     Some((smallvec::smallvec![d], rank))
                 }
                 Some(ViewArg::SqueezeAll) => None,
+                Some(&ViewArg::Slice { dim, .. }) => {
+                    let rank = sizes.len();
+                    let d = shape::wrap_dim(dim as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
+                    Some((smallvec::smallvec![d], rank))
+                }
                 _ => view_dim_args(
                     op,
                     old_sizes,
@@ -482,6 +495,29 @@ impl Machine {
             let replayed = match op {
                 // slice(d, 0, sys.maxsize) keeps every dim as it is.
                 "slice" | "narrow" if full_slice.is_some() => (sizes.clone(), strides.clone()),
+                "slice" | "narrow" => {
+                    // slice_symint's clamping of the start and end given.
+                    let Some(&ViewArg::Slice {
+                        dim,
+                        start,
+                        end,
+                        step,
+                    }) = self.view_args.get(&child)
+                    else {
+                        return Ok(());
+                    };
+                    let d = dim as usize;
+                    let Some(size) = sizes[d].as_int() else {
+                        return Ok(());
+                    };
+                    let wrap = |i: i64| if i < 0 { i.saturating_add(size) } else { i };
+                    let lo = wrap(start).clamp(0, size);
+                    let hi = wrap(end).clamp(lo, size);
+                    let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                    ps[d] = SymInt::int((hi - lo + step - 1) / step);
+                    pt[d] = self.sizes.mul(&strides[d], &SymInt::int(step))?;
+                    (ps, pt)
+                }
                 "select" => match dim_args {
                     Some((dims, _)) => {
                         let d = dims[0];
