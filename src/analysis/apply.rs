@@ -2080,19 +2080,25 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                         }
                     };
                     if let Some((start, end, step)) = given.filter(|g| g.2 > 0) {
-                        let arg = ViewArg::Slice {
-                            dim,
-                            start,
-                            end,
-                            step,
-                        };
-                        it.m.view_args.insert(v, arg);
+                        record_slice(it, v, dim, start, end, step);
                     }
                 }
             }
         }
         _ => {}
     }
+}
+
+/// `ViewArg::Slice` for slice view `v`: what autograd's replay needs of a
+/// slice that does not keep its whole dim.
+fn record_slice(it: &mut Interp, v: TensorId, dim: u8, start: i64, end: i64, step: i64) {
+    let arg = ViewArg::Slice {
+        dim,
+        start,
+        end,
+        step,
+    };
+    it.m.view_args.insert(v, arg);
 }
 
 /// Bit `i` set for the `i`th of the first 64 `items` that `pick` picks.
@@ -3240,13 +3246,7 @@ fn apply_slicing(
                         let start = a.as_ref().map_or(Some(0), SymInt::as_int);
                         let end = b.as_ref().map_or(Some(i64::MAX), SymInt::as_int);
                         if let (Some(start), Some(end), Ok(dim)) = (start, end, u8::try_from(dim)) {
-                            let arg = ViewArg::Slice {
-                                dim,
-                                start,
-                                end,
-                                step,
-                            };
-                            it.m.view_args.insert(cur, arg);
+                            record_slice(it, cur, dim, start, end, step);
                         }
                     }
                 }
