@@ -712,14 +712,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                         | "view_as_complex"
                 )
             };
-            if it.m.is_stale_view(base)
-                && autograd_kernel()
-                && !dtype_view
-                && it.m.grad_enabled
-                && !it.m.inference_mode
-                && it.m.requires_grad(base)
-            {
-                it.m.grad_fn(base).map_err(|e| op_error(e, span))?;
+            if it.m.is_stale_view(base) && autograd_kernel() && !dtype_view {
+                it.m.collect_stale_edge(base)
+                    .map_err(|e| op_error(e, span))?;
             }
             let r = view_rule(it, op.rule, &a, span).map_err(|e| op_error(e, span))?;
             Ok(match r {
@@ -758,23 +753,13 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // below checks the arguments. The composites that check their
             // own first: matmul, linear, einsum.
             // (Only a stale view's read can refuse: looked for first.)
-            let stale = a.v.iter().find_map(|v| match *v {
-                Value::Tensor(t) if it.m.is_stale_view(t) => Some(t),
-                _ => None,
-            });
-            if stale.is_some() {
-                for i in 0..a.v.len() {
-                    let Value::Tensor(t) = a.v[i] else {
-                        continue;
-                    };
+            for v in &a.v {
+                if let Value::Tensor(t) = *v {
                     if it.m.is_stale_view(t)
                         && differentiable
-                        && it.m.grad_enabled
-                        && !it.m.inference_mode
                         && !matches!(op.name, "matmul" | "linear" | "einsum")
-                        && it.m.requires_grad(t)
                     {
-                        it.m.grad_fn(t).map_err(|e| op_error(e, span))?;
+                        it.m.collect_stale_edge(t).map_err(|e| op_error(e, span))?;
                     }
                 }
             }
@@ -3884,13 +3869,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             // copy_to's first op on the value (its view, expand or copy_)
             // reads the value's grad_fn in its autograd kernel, before any
             // shape check: a stale view's may refuse.
-            if it.m.is_stale_view(v)
-                && it.m.grad_enabled
-                && !it.m.inference_mode
-                && it.m.requires_grad(v)
-            {
-                it.m.grad_fn(v).map_err(|e| op_error(e, span))?;
-            }
+            it.m.collect_stale_edge(v).map_err(|e| op_error(e, span))?;
             // copy_to reads the value's sizes as Python sees them (stale
             // after set_()); its view of the value runs on the real ones.
             let stale = match it.m.mode {
@@ -5154,8 +5133,9 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     }
     index_op_overlaps(it, op.name, &a, me).map_err(|e| op_error(e, span))?;
     let name = OpTable::get().inplace_name(op.name);
-    it.m.mutate_data(me, name, &others, span)
-        .map_err(|e| op_error(e, span))?;
+    let node =
+        it.m.mutate_data(me, name, &others, span)
+            .map_err(|e| op_error(e, span))?;
     // (Eager only: the analysis runs these in-place ops as the refs'
     // `out=` form, whose autograd kernel makes no such check.)
     if let Some(base) = complex_autograd_refused(op.name) {
@@ -5163,9 +5143,6 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             return Err(op_error(complex_autograd_error(base), span));
         }
     }
-    // The op's own node: a write through a view leaves the view a node
-    // over the base's CopySlices, which calls this one.
-    let node = it.m.last_inplace_node.take();
     if let Some(node) = node {
         scatter_src_grad(it, op, &a, node);
     }

@@ -145,10 +145,6 @@ pub struct Machine {
     /// the gradient backward hands that tensor trips the engine's
     /// isDifferentiableType assert.
     pub integer_grad_nodes: rustc_hash::FxHashSet<NodeId>,
-    /// The node the last `mutate_data` recorded for its op (under a
-    /// CopySlices when it wrote through a view), for the facts only the
-    /// op's arguments tell (a scatter's `reduce`, a negative slope).
-    pub last_inplace_node: Option<NodeId>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -266,7 +262,6 @@ impl Machine {
             conj: Default::default(),
             versioned_inference: Default::default(),
             integer_grad_nodes: Default::default(),
-            last_inplace_node: None,
             bound_tensors: Vec::new(),
         }
     }
@@ -343,9 +338,6 @@ impl Machine {
         !(self.mode == Mode::Analysis && t.analysis_input_grad) && t.grad_fn.is_none()
     }
 
-    /// `grad_fn`, regenerating a view's node when its version moved on (as
-    /// `VariableHooks::grad_fn` does). Regenerating the node of a view whose
-    /// CreationMeta forbids it raises (`handle_view_on_rebase`, indirect).
     /// A view whose base or sibling was written since its node was made:
     /// reading its grad_fn regenerates it (and may refuse).
     #[inline]
@@ -354,6 +346,24 @@ impl Machine {
         t.view.is_some() && t.attr_version != self.versions[t.version]
     }
 
+    /// What an autograd kernel's `collect_next_edges` does to input `id`
+    /// before the kernel below checks any argument: a stale view's grad_fn
+    /// is regenerated, which may refuse (a multi-output view written in
+    /// place).
+    pub fn collect_stale_edge(&mut self, id: TensorId) -> OpResult<()> {
+        if self.is_stale_view(id)
+            && self.grad_enabled
+            && !self.inference_mode
+            && self.requires_grad(id)
+        {
+            self.grad_fn(id)?;
+        }
+        Ok(())
+    }
+
+    /// `grad_fn`, regenerating a view's node when its version moved on (as
+    /// `VariableHooks::grad_fn` does). Regenerating the node of a view whose
+    /// CreationMeta forbids it raises (`handle_view_on_rebase`, indirect).
     pub fn grad_fn(&mut self, id: TensorId) -> OpResult<Option<NodeId>> {
         let (view, current) = {
             let t = &self.tensors[id];
@@ -454,16 +464,18 @@ impl Machine {
             // The dims a dim-taking view op was given, read back from the
             // geometries: replayed on the new rank, one out of range fails
             // as maybe_wrap_dim does.
-            let dim_args = match self.view_args.get(&child) {
+            // What the view's op was given, where its geometry does not tell.
+            let arg = self.view_args.get(&child).copied();
+            let dim_args = match arg {
                 // The dim as given, wrapped on the new rank (one more for
                 // unsqueeze), or none at all.
-                Some(&ViewArg::GivenDim(d)) => {
+                Some(ViewArg::GivenDim(d)) => {
                     let rank = sizes.len() + usize::from(op == "unsqueeze");
                     let d = shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
                     Some((smallvec::smallvec![d], rank))
                 }
                 Some(ViewArg::SqueezeAll) => None,
-                Some(&ViewArg::Slice { dim, .. }) => {
+                Some(ViewArg::Slice { dim, .. }) => {
                     let rank = sizes.len();
                     let d = shape::wrap_dim(dim as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
                     Some((smallvec::smallvec![d], rank))
@@ -483,8 +495,8 @@ impl Machine {
                 }
             }
             let full_slice = match (op, &dim_args) {
-                ("slice" | "narrow", None) => match self.view_args.get(&child) {
-                    Some(&ViewArg::FullSliceDim(d)) => Some(d),
+                ("slice" | "narrow", None) => match arg {
+                    Some(ViewArg::FullSliceDim(d)) => Some(d),
                     _ => None,
                 },
                 _ => None,
@@ -497,12 +509,12 @@ impl Machine {
                 "slice" | "narrow" if full_slice.is_some() => (sizes.clone(), strides.clone()),
                 "slice" | "narrow" => {
                     // slice_symint's clamping of the start and end given.
-                    let Some(&ViewArg::Slice {
+                    let Some(ViewArg::Slice {
                         dim,
                         start,
                         end,
                         step,
-                    }) = self.view_args.get(&child)
+                    }) = arg
                     else {
                         return Ok(());
                     };
@@ -522,8 +534,8 @@ impl Machine {
                     Some((dims, _)) => {
                         let d = dims[0];
                         // The index it was given, from the offsets.
-                        let given = match self.view_args.get(&child) {
-                            Some(&ViewArg::NegativeSelect(i)) => Some(i),
+                        let given = match arg {
+                            Some(ViewArg::NegativeSelect(i)) => Some(i),
                             _ => None,
                         };
                         let index = match (
@@ -553,10 +565,10 @@ impl Machine {
                     None => return Ok(()),
                 },
                 "transpose" | "swapaxes" | "swapdims" => {
-                    let dims = match (dim_args, self.view_args.get(&child)) {
+                    let dims = match (dim_args, arg) {
                         (Some((dims, _)), _) if dims.len() == 2 => (dims[0], dims[1]),
                         // Alike dims: the ones it was given.
-                        (None, Some(&ViewArg::TransposeDims(d0, d1))) => {
+                        (None, Some(ViewArg::TransposeDims(d0, d1))) => {
                             let rank = sizes.len();
                             let wrap = |d: i8| {
                                 shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))
@@ -583,7 +595,7 @@ impl Machine {
                     // dim of size 1.
                     let dropped: smallvec::SmallVec<[usize; 2]> = match &dim_args {
                         Some((dims, _)) => dims.clone(),
-                        None if matches!(self.view_args.get(&child), Some(ViewArg::SqueezeAll)) => {
+                        None if matches!(arg, Some(ViewArg::SqueezeAll)) => {
                             (0..sizes.len()).collect()
                         }
                         None => return Ok(()),
@@ -656,8 +668,8 @@ impl Machine {
                     }
                     let lead = c_sizes.len() - sizes.len();
                     // The dims given as -1 keep the new base's size.
-                    let keep = match self.view_args.get(&child) {
-                        Some(&ViewArg::ExpandKeep(mask)) => mask,
+                    let keep = match arg {
+                        Some(ViewArg::ExpandKeep(mask)) => mask,
                         _ => 0,
                     };
                     if (0..lead).any(|j| j < 64 && keep >> j & 1 == 1) {
@@ -694,7 +706,7 @@ impl Machine {
                     let numel = self.sizes.prod(&sizes)?;
                     // A `view(..., -1, ...)` keeps its -1: inferred again.
                     let mut c_sizes = c_sizes.clone();
-                    if let Some(&ViewArg::InferredViewDim(k)) = self.view_args.get(&child) {
+                    if let Some(ViewArg::InferredViewDim(k)) = arg {
                         let others = c_sizes
                             .iter()
                             .enumerate()
@@ -2083,14 +2095,16 @@ impl Machine {
     /// Records a data mutation of `target`'s storage: functionalization's
     /// counters (all aliases of the storage see it), autograd's version counter,
     /// and, when history is recorded, the new grad_fn (CopySlices on the base
-    /// for a view).
+    /// for a view). Returns the op's own node, for the facts only its
+    /// arguments tell (a scatter's `reduce`, a negative slope): written
+    /// through a view, the view's grad_fn is a node over the CopySlices.
     pub fn mutate_data(
         &mut self,
         target: TensorId,
         op: &'static str,
         others: &[(&str, Option<TensorId>)],
         span: Span,
-    ) -> OpResult<()> {
+    ) -> OpResult<Option<NodeId>> {
         self.check_inference_mutation(target)?;
         if self.mode == Mode::Analysis {
             self.specialise_unbind_base(target);
@@ -2137,7 +2151,6 @@ impl Machine {
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
         }
         let records = next.is_some();
-        self.last_inplace_node = None;
         self.provenance.data(
             target,
             t.storage,
@@ -2154,7 +2167,6 @@ impl Machine {
             };
             // The op's node takes the target's previous history.
             let node = self.record_node(op, true, &inputs, &[target], span, next)?;
-            self.last_inplace_node = node;
             if let (Some(node), false) = (node, self.tensors[target].dtype.can_require_grad()) {
                 self.integer_grad_nodes.insert(node);
             }
@@ -2166,8 +2178,9 @@ impl Machine {
                 }
                 self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
+            return Ok(node);
         }
-        Ok(())
+        Ok(None)
     }
 
     /// `rebase_history` of an in-place op on a view: the base's new node is
