@@ -1961,6 +1961,8 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
         Value::Int(i) => i.as_int(),
         _ => None,
     };
+    // A size given as -1 (view infers it; expand keeps the dim).
+    let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
     match rule {
         "unsqueeze" | "squeeze" => {
             let given = match a.get("dim") {
@@ -1981,7 +1983,6 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
             }
         }
         "expand" => {
-            let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
             let mask = match a.get("size") {
                 Value::Tuple(items) => minus_ones_mask(items.iter(), minus_one),
                 Value::List(items) => minus_ones_mask(items.borrow().iter(), minus_one),
@@ -2026,7 +2027,6 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
             }
         }
         "view" => {
-            let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
             let inferred = match a.get("size") {
                 Value::Tuple(items) => items.iter().position(minus_one),
                 Value::List(items) => items.borrow().iter().position(minus_one),
