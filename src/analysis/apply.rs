@@ -1399,6 +1399,27 @@ fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> bool {
         })
 }
 
+/// The analysis's layout of index_copy and index_add (and of the
+/// functional forms of their in-place variants): their decompositions
+/// (torch/_decomp/decompositions.py `_index_copy`, `_index_add`) run
+/// `index_put`, which clones self with `MemoryFormat::Preserve`, and then
+/// call `.contiguous()`, a no-op on a clone that `is_contiguous()` already
+/// accepts: a channels-last self with one channel keeps its strides
+/// (tests/oracle/index_copy_cloned_layout.tp).
+fn cloned_contiguous_strides(it: &mut Interp, t: &Tensor) -> OpResult<Dims> {
+    let cloned = shape::like_strides(
+        t.sizes(),
+        t.strides(),
+        MemoryFormat::Preserve,
+        &mut it.m.sizes,
+    )?;
+    if shape::is_contiguous(t.sizes(), &cloned, &mut it.m.sizes) {
+        Ok(cloned)
+    } else {
+        shape::contiguous_strides(t.sizes(), &mut it.m.sizes)
+    }
+}
+
 /// The analysis's result layout for ops whose decomposition computes
 /// elementwise on `x.contiguous()` (log_softmax, layer_norm) or
 /// whose result otherwise follows a contiguous input (tril, triu,
@@ -5691,8 +5712,10 @@ fn functional_strides(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRe
                 shape::contiguous_strides(t.sizes(), &mut it.m.sizes)
             }
         }
-        "zero_" | "uniform_" | "bernoulli_" | "index_add_" | "index_copy_" | "scatter_"
-        | "scatter_add_" => shape::contiguous_strides(t.sizes(), &mut it.m.sizes),
+        "index_add_" | "index_copy_" => cloned_contiguous_strides(it, &t),
+        "zero_" | "uniform_" | "bernoulli_" | "scatter_" | "scatter_add_" => {
+            shape::contiguous_strides(t.sizes(), &mut it.m.sizes)
+        }
         _ => shape::like_strides(
             t.sizes(),
             t.strides(),
@@ -8467,6 +8490,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // output gets no strides, so it is contiguous.
             let strides = if matches!(rule, "index_fill" | "index_put") {
                 shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
+            } else if rule == "index_add" && it.m.mode == Mode::Analysis {
+                cloned_contiguous_strides(it, &t)?
             } else if rule == "index_add" && op.name == "index_add" {
                 after_contiguous_strides(it, me, t.sizes())?
             } else {
