@@ -8491,7 +8491,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let strides = if matches!(rule, "index_fill" | "index_put") {
                 shape::like_strides(t.sizes(), t.strides(), MemoryFormat::Preserve, &mut it.m.sizes)?
             } else if rule == "index_add" && it.m.mode == Mode::Analysis {
-                cloned_contiguous_strides(it, &t)?
+                cloned_contiguous_strides(it, t)?
             } else if rule == "index_add" && op.name == "index_add" {
                 after_contiguous_strides(it, me, t.sizes())?
             } else {

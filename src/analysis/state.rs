@@ -108,6 +108,13 @@ pub struct Machine {
     /// and when a write goes back through the view (`replace_value`). Few:
     /// such changes are rare.
     pub metadata_changes: rustc_hash::FxHashMap<TensorId, Vec<MetadataChange>>,
+    /// The analysis's tensors whose value a write re-laid out (new strides,
+    /// `replace_value` and `sync`), by tensor, in order: how many tensors
+    /// existed then and the geometry before. Functionalization identifies a
+    /// view's step by the geometries its view op made (`layout_when_made`),
+    /// not by the strides a later write gave. Few: most writes keep the
+    /// layout.
+    pub relaid: rustc_hash::FxHashMap<TensorId, smallvec::SmallVec<[(usize, SharedGeometry); 1]>>,
     /// The arguments of views that autograd's view replay needs and their
     /// geometries do not tell (`replay_on_changed_base`): a view has one
     /// op, so at most one. Analysis only.
@@ -252,6 +259,7 @@ impl Machine {
             accumulators: Default::default(),
             made_after_metadata_change: Default::default(),
             metadata_changes: Default::default(),
+            relaid: Default::default(),
             view_args: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
@@ -758,8 +766,7 @@ impl Machine {
             Some(Ok(new)) => {
                 let old = self.tensors[id].geom.clone();
                 if old != new {
-                    self.python_geom.entry(id).or_insert(old);
-                    self.tensors[id].set_geometry(new);
+                    self.relay(id, new);
                 }
                 Ok(())
             }
@@ -815,6 +822,29 @@ impl Machine {
             .help("a write through another view gave the base new strides, and functionalization replays this view on them when the view is next used: clone() the view, or make it after the write")),
             None => Ok(None),
         }
+    }
+
+    /// Gives `id` the re-laid value `new` (same sizes, new strides): its
+    /// Python wrapper keeps the strides it had (`python_geom`), and the
+    /// views already made of it keep the geometry they were made on
+    /// (`relaid`).
+    fn relay(&mut self, id: TensorId, new: SharedGeometry) {
+        let old = std::mem::replace(&mut self.tensors[id].geom, new);
+        self.relaid
+            .entry(id)
+            .or_default()
+            .push((self.tensors.len(), old.clone()));
+        self.python_geom.entry(id).or_insert(old);
+    }
+
+    /// `t`'s geometry when tensor `made` was made, as far as writes that
+    /// re-laid its value tell (`relaid`). In-place metadata changes are
+    /// `geometry_when_made`'s.
+    fn layout_when_made(&self, t: TensorId, made: TensorId) -> SharedGeometry {
+        self.relaid
+            .get(&t)
+            .and_then(|changes| changes.iter().find(|(at, _)| *at > made as usize))
+            .map_or_else(|| self.tensors[t].geom.clone(), |(_, g)| g.clone())
     }
 
     /// `t`'s geometry and storage offset when tensor `made` was made:
@@ -1402,7 +1432,7 @@ impl Machine {
         // The tensors whose value a scatter gave (their child's step is one).
         let mut scattered: smallvec::SmallVec<[TensorId; 2]> = smallvec::SmallVec::new();
         let parents = self.view_parents(target);
-        for (i, &(child, parent)) in parents.iter().enumerate() {
+        for &(child, parent) in parents.iter() {
             if self.tensors[parent].storage != self.tensors[child].storage {
                 return Ok(());
             }
@@ -1413,7 +1443,8 @@ impl Machine {
                 return Ok(());
             };
             let base = self.tensors[parent].geom.clone();
-            let step = view_step(self.tensors[child].origin_op.as_str(), &base, &made);
+            let (on, made) = self.step_geometries(parent, child, &base, made);
+            let step = view_step(self.tensors[child].origin_op.as_str(), &on, &made);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => chain.push((parent, base, next)),
                 // The inverse of a `view` is a `view` back to the base's
@@ -1424,18 +1455,18 @@ impl Machine {
                     return Err(view_stride_error(made.sizes(), &strides, base.sizes())
                     .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it"));
                 }
-                // A scatter into the base's value keeps its strides: nothing
-                // changes, unless an in-place metadata op further up has
-                // an inverse that lays the value out anew.
-                None if parents[i + 1..]
-                    .iter()
-                    .any(|(up, _)| self.metadata_changes.contains_key(up)) =>
-                {
+                // A scatter (`select_scatter`…) clones the parent's value,
+                // replayed from the base, keeping its strides; the inverses
+                // further up (a `view` back, an in-place metadata op's) may
+                // still lay the value out anew.
+                None => {
                     scattered.push(parent);
-                    let strides = base.strides().clone();
+                    let strides = match self.pending_values.get(&parent) {
+                        Some(Ok(pending)) => pending.strides().clone(),
+                        _ => base.strides().clone(),
+                    };
                     chain.push((parent, base, strides));
                 }
-                None => return Ok(()),
             }
         }
         // The base's new value, then its views replayed on it.
@@ -1448,25 +1479,35 @@ impl Machine {
                 parent_strides = self.regenerate_root(id, &old, inverse)?;
             } else if scattered.contains(&chain[k + 1].0) {
                 // Regenerated by a slicing view of the scattered value.
-                parent_strides = old.strides().clone();
+                parent_strides = self
+                    .replay_view_metas(id, chain[k + 1].0, &old, &parent_strides)?
+                    .unwrap_or_else(|| old.strides().clone());
             } else {
                 parent_strides = self
-                    .replay_view_metas(id, &chain[k + 1].1, &old, &parent_strides)?
+                    .replay_view_metas(id, chain[k + 1].0, &old, &parent_strides)?
                     .unwrap_or(inverse);
             }
-            if old.strides()[..] != parent_strides[..] {
-                let new = self
-                    .geoms
-                    .intern(old.sizes().clone(), parent_strides.clone());
+            // What the tensor's value is now: an earlier write may have
+            // left it a new value, not synced yet.
+            let differs = match self.pending_values.get(&id) {
+                Some(Ok(pending)) => pending.strides()[..] != parent_strides[..],
+                Some(Err(_)) => true,
+                None => old.strides()[..] != parent_strides[..],
+            };
+            if differs {
                 changed.push((id, old.clone(), parent_strides.clone()));
-                if k == 0 {
-                    // The written tensor is synced at once.
-                    self.pending_values.remove(&id);
-                    self.python_geom.entry(id).or_insert(old);
-                    self.tensors[id].set_geometry(new);
-                } else {
-                    // Its bases get their new value when next synced.
-                    self.pending_values.insert(id, Ok(new));
+                self.pending_values.remove(&id);
+                if old.strides()[..] != parent_strides[..] {
+                    let new = self
+                        .geoms
+                        .intern(old.sizes().clone(), parent_strides.clone());
+                    if k == 0 {
+                        // The written tensor is synced at once.
+                        self.relay(id, new);
+                    } else {
+                        // Its bases get their new value when next synced.
+                        self.pending_values.insert(id, Ok(new));
+                    }
                 }
             }
         }
@@ -1521,6 +1562,33 @@ impl Machine {
         Ok(strides)
     }
 
+    /// The geometries that tell view `child`'s step from `parent`: each as
+    /// the view op saw and made it, before writes re-laid their values
+    /// (`relaid`). `parent_now` and `made` are the geometries to use for a
+    /// tensor whose in-place metadata ops say it (`metadata_changes`).
+    fn step_geometries(
+        &self,
+        parent: TensorId,
+        child: TensorId,
+        parent_now: &SharedGeometry,
+        made: SharedGeometry,
+    ) -> (SharedGeometry, SharedGeometry) {
+        if self.relaid.is_empty() {
+            return (parent_now.clone(), made);
+        }
+        let on = if self.metadata_changes.contains_key(&parent) {
+            parent_now.clone()
+        } else {
+            self.layout_when_made(parent, child)
+        };
+        let made = if self.metadata_changes.contains_key(&child) {
+            made
+        } else {
+            self.layout_when_made(child, child)
+        };
+        (on, made)
+    }
+
     /// `replace_value`'s way back through `id`'s in-place metadata ops, last
     /// first: the geometry `id` was made with, and the strides the inverses
     /// give it from `strides` on `now`. None when an op has no inverse tpi
@@ -1566,13 +1634,15 @@ impl Machine {
     fn replay_view_metas(
         &mut self,
         id: TensorId,
-        parent: &SharedGeometry,
+        parent: TensorId,
         now: &SharedGeometry,
         parent_strides: &Dims,
     ) -> OpResult<Option<Dims>> {
         let changes = self.metadata_changes.get(&id).cloned().unwrap_or_default();
         let made = changes.first().map_or(now, |c| &c.before).clone();
-        let step = view_step(self.tensors[id].origin_op.as_str(), parent, &made);
+        let parent_geom = self.tensors[parent].geom.clone();
+        let (on, made) = self.step_geometries(parent, id, &parent_geom, made);
+        let step = view_step(self.tensors[id].origin_op.as_str(), &on, &made);
         let Some(strides) = shape::view_replay_strides(&step, parent_strides, &mut self.sizes)?
         else {
             return Ok(None);
@@ -1649,13 +1719,25 @@ impl Machine {
             let (_, parent_old, parent_new) = changed[k].clone();
             let parent_new = self.geoms.intern(parent_old.sizes().clone(), parent_new);
             let op = self.tensors[id].origin_op.as_str();
-            match self.replay_view(op, &parent_old, &old, &parent_new) {
-                Ok(Some(new)) if old.strides()[..] != new.strides()[..] => {
-                    at.insert(id, changed.len());
-                    changed.push((id, old.clone(), new.strides().clone()));
-                    self.pending_values.insert(id, Ok(new));
+            let (on, made) = self.step_geometries(parent, id, &parent_old, old.clone());
+            match self.replay_view(op, &on, &made, &parent_new) {
+                Ok(Some(new)) => {
+                    let differs = match self.pending_values.get(&id) {
+                        Some(Ok(pending)) => pending.strides()[..] != new.strides()[..],
+                        Some(Err(_)) => true,
+                        None => old.strides()[..] != new.strides()[..],
+                    };
+                    if differs {
+                        at.insert(id, changed.len());
+                        changed.push((id, old.clone(), new.strides().clone()));
+                        if old.strides()[..] != new.strides()[..] {
+                            self.pending_values.insert(id, Ok(new));
+                        } else {
+                            self.pending_values.remove(&id);
+                        }
+                    }
                 }
-                Ok(_) => {}
+                Ok(None) => {}
                 Err(e) => {
                     failed.insert(id, e.clone());
                     self.pending_values.insert(id, Err(e));
