@@ -1420,6 +1420,102 @@ fn cloned_contiguous_strides(it: &mut Interp, t: &Tensor) -> OpResult<Dims> {
     }
 }
 
+/// The analysis's layout of tril's and triu's results: torch._refs'
+/// `mask_tensor(mask, a).contiguous()`, where the mask over the last two
+/// dims is a contiguous `(h, w)` tensor broadcast to `a`'s shape and comes
+/// first in `where`'s elementwise layout; `.contiguous()` keeps a result
+/// `is_contiguous()` accepts (tests/oracle/normalized_layouts.tp).
+fn masked_layout(it: &mut Interp, x: TensorId) -> OpResult<Dims> {
+    let t = it.m.t(x).clone();
+    let sizes = t.sizes();
+    let s = &mut it.m.sizes;
+    let mask_sizes = &sizes[sizes.len() - 2..];
+    let mask_strides = shape::contiguous_strides(mask_sizes, s)?;
+    let mask = IterOperand {
+        sizes: mask_sizes,
+        strides: &mask_strides,
+    };
+    let me = IterOperand {
+        sizes,
+        strides: t.strides(),
+    };
+    let strides = shape::iterator_output_strides(sizes, &[mask, me], true, s)?;
+    if shape::is_contiguous(sizes, &strides, s) {
+        Ok(strides)
+    } else {
+        shape::contiguous_strides(sizes, s)
+    }
+}
+
+/// The analysis's layout of layer_norm's and log_softmax's results: their
+/// decompositions (torch._refs.native_layer_norm and `_normalize`,
+/// torch._decomp's `_log_softmax`) take `x.contiguous()`, a no-op on a
+/// layout `is_contiguous()` accepts (size-1 dims with any strides), and
+/// combine it elementwise with keepdim reductions over `dims` (mean and
+/// rstd; amax and logsumexp), then with the parameters. Each step is
+/// `compute_elementwise_output_strides`, where a reduction's zero strides
+/// keep the contiguous short cut from applying, so the input's order of
+/// dims, size-1 dims included, decides. (float16 and bfloat16 are computed
+/// in float32; the conversions keep a dense layout.)
+/// (tests/oracle/normalized_layouts.tp). `params`: layer_norm's weight and
+/// bias; `twice`: layer_norm multiplies by rstd after subtracting the mean.
+fn normalized_layout(
+    it: &mut Interp,
+    x: TensorId,
+    dims: &[usize],
+    params: &[TensorId],
+    twice: bool,
+) -> OpResult<Dims> {
+    let t = it.m.t(x).clone();
+    let sizes = t.sizes();
+    let param_geoms: smallvec::SmallVec<[SharedGeometry; 2]> = params
+        .iter()
+        .map(|&p| it.m.t(p).geometry().clone())
+        .collect();
+    let s = &mut it.m.sizes;
+    let dense = |sizes: &[SymInt], strides: &[SymInt], s: &mut shape::Sizes| {
+        if shape::is_contiguous(sizes, strides, s) {
+            Ok(Dims::from(strides))
+        } else {
+            shape::contiguous_strides(sizes, s)
+        }
+    };
+    let mut strides = dense(sizes, t.strides(), s)?;
+    let keep: Dims = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if dims.contains(&i) {
+                SymInt::int(1)
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
+    let reduced = shape::contiguous_strides(&keep, s)?;
+    let with = |strides: &Dims, other: IterOperand, s: &mut shape::Sizes| {
+        let me = IterOperand { sizes, strides };
+        shape::iterator_output_strides(sizes, &[me, other], true, s)
+    };
+    let by_reduction = IterOperand {
+        sizes: &keep,
+        strides: &reduced,
+    };
+    if !s.eq_int(&s.prod(sizes)?, 0) || twice {
+        strides = with(&strides, by_reduction, s)?;
+    }
+    strides = with(&strides, by_reduction, s)?;
+    for g in &param_geoms {
+        let p_strides = dense(g.sizes(), g.strides(), s)?;
+        let p = IterOperand {
+            sizes: g.sizes(),
+            strides: &p_strides,
+        };
+        strides = with(&strides, p, s)?;
+    }
+    Ok(strides)
+}
+
 /// The analysis's result layout for ops whose decomposition computes
 /// elementwise on `x.contiguous()` (log_softmax, layer_norm) or
 /// whose result otherwise follows a contiguous input (tril, triu,
@@ -2874,6 +2970,15 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
     let mut sizes = smallvec![SymInt::int(0); nd];
     let mut strides = smallvec![SymInt::int(0); nd];
     let mut negative = false;
+    // The analysis runs torch._refs.expand, `prims.broadcast_in_dim`: a new
+    // dim of size 1 gets the tensor's first size times stride (1 for a 0-d
+    // tensor), whatever new dims come between
+    // (tests/oracle/normalized_layouts.tp).
+    let lead = match (it.m.mode, t.sizes().first()) {
+        (Mode::Analysis, Some(n)) => Some(it.m.sizes.mul(n, &t.strides()[0])?),
+        (Mode::Analysis, None) => Some(SymInt::int(1)),
+        _ => None,
+    };
     for i in (0..nd).rev() {
         let offset = nd - 1 - i;
         let dim = td as i64 - 1 - offset as i64;
@@ -2882,6 +2987,8 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
                 t.sizes()[dim as usize].clone(),
                 t.strides()[dim as usize].clone(),
             )
+        } else if let Some(lead) = &lead {
+            (SymInt::int(1), lead.clone())
         } else if i + 1 < nd {
             (
                 SymInt::int(1),
@@ -7827,7 +7934,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // x.contiguous(): a channels_last input gives a contiguous result
             // (tests/oracle/softmax_layouts.tp).
             // (softmax's result is contiguous even then.)
-            let strides = if op.name == "log_softmax" {
+            let strides = if op.name == "log_softmax" && it.m.mode == Mode::Analysis {
+                let dim = shape::wrap_dim(d, t.sizes().len())?;
+                match me {
+                    Some(x) if !t.sizes().is_empty() => normalized_layout(it, x, &[dim], &[], false)?,
+                    _ => shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?,
+                }
+            } else if op.name == "log_softmax" {
                 after_contiguous_strides(it, me, t.sizes())?
             } else {
                 shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
@@ -8546,7 +8659,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let Value::Int(d) = a.get("diagonal") {
                 it.m.sizes.concrete(d, "diagonal")?;
             }
-            let strides = after_contiguous_strides(it, me, t.sizes())?;
+            let strides = match (me, it.m.mode) {
+                (Some(x), Mode::Analysis) => masked_layout(it, x)?,
+                _ => shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?,
+            };
             let meta = Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype };
             Ok((vec![meta], None))
         }
@@ -8687,7 +8803,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             }
-            let strides = after_contiguous_strides(it, Some(x), t.sizes())?;
+            let strides = if eager {
+                shape::contiguous_strides(t.sizes(), &mut it.m.sizes)?
+            } else {
+                let dims: smallvec::SmallVec<[usize; 4]> = (nd - ns.len()..nd).collect();
+                let mut params = smallvec::SmallVec::<[TensorId; 2]>::new();
+                for name in ["weight", "bias"] {
+                    if let Some(p) = a.opt_tensor(name)? {
+                        params.push(p);
+                    }
+                }
+                normalized_layout(it, x, &dims, &params, true)?
+            };
             let meta = Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype };
             Ok((vec![meta], None))
         }

@@ -1032,6 +1032,7 @@ pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<D
 
 /// One operand of an elementwise op: its shape and strides (the refs
 /// compare element strides, so the dtype does not matter).
+#[derive(Clone, Copy)]
 pub struct IterOperand<'a> {
     pub sizes: &'a [SymInt],
     pub strides: &'a [SymInt],
@@ -1045,9 +1046,10 @@ pub struct IterOperand<'a> {
 /// sorted by stride (`compute_elementwise_output_logical_to_physical_perm`).
 ///
 /// `refs_expand`: the operands are broadcast with `expand` (the analysis's
-/// refs, `_maybe_broadcast`), whose new leading dims of size 1 get the
-/// next dim's size times stride (`inferExpandGeometry`) and so take part
-/// in the sort; TensorIterator (eager) gives them stride 0.
+/// refs, `_maybe_broadcast`), which FakeTensor runs as torch._refs.expand,
+/// `prims.broadcast_in_dim`: its new leading dims of size 1 get the
+/// operand's first size times stride, whatever new dims come between, and
+/// so take part in the sort; TensorIterator (eager) gives them stride 0.
 pub fn iterator_output_strides(
     shape: &[SymInt],
     inputs: &[IterOperand],
@@ -1133,10 +1135,11 @@ fn iterator_output_strides_general(
                 stride.clone()
             };
         }
-        if refs_expand {
-            for i in (0..offset).rev() {
+        if refs_expand && offset > 0 {
+            let lead = s.mul(&op.sizes[0], &op.strides[0])?;
+            for i in 0..offset {
                 if s.eq_int(&shape[i], 1) {
-                    st[i] = s.mul(&shape[i + 1], &st[i + 1])?;
+                    st[i] = lead.clone();
                 }
             }
         }
@@ -1315,10 +1318,11 @@ mod concrete {
                 let broadcast = size == 1 && shape[offset + i] != 1;
                 st[offset + i] = if broadcast { 0 } else { stride };
             }
-            if refs_expand {
-                for i in (0..offset).rev() {
+            if refs_expand && offset > 0 {
+                let lead = op.sizes[0].as_int()?.checked_mul(op.strides[0].as_int()?)?;
+                for i in 0..offset {
                     if shape[i] == 1 {
-                        st[i] = shape[i + 1].checked_mul(st[i + 1])?;
+                        st[i] = lead;
                     }
                 }
             }
