@@ -2525,6 +2525,15 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             meta.strides = strides;
         }
         "unflatten" => {
+            // CompositeImplicitAutograd: the shape is built from the sizes
+            // Python sees, which set_() may have left stale
+            // (`Machine::python_geom`), and viewed on the value.
+            let own = match it.m.mode {
+                Mode::Analysis => it.m.stale_python_sizes(me).cloned(),
+                Mode::Eager => None,
+            }
+            .unwrap_or_else(|| t.sizes().clone());
+            let nd = own.len();
             let d = shape::wrap_dim(a.int(it, "dim")?, nd)?;
             if nd == 0 {
                 return Err(no_dims_error(d));
@@ -2533,10 +2542,10 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             if parts.is_empty() {
                 return Err(oe("other", "unflatten: sizes must be non-empty"));
             }
-            let parts = unflatten_parts(it, &parts, d, &t.sizes()[d])?;
-            let mut sizes = Dims::from(&t.sizes()[..d]);
+            let parts = unflatten_parts(it, &parts, d, &own[d])?;
+            let mut sizes = Dims::from(&own[..d]);
             sizes.extend(parts);
-            sizes.extend(t.sizes()[d + 1..].iter().cloned());
+            sizes.extend(own[d + 1..].iter().cloned());
             let strides = shape::compute_stride(t.sizes(), t.strides(), &sizes, &mut it.m.sizes)?
                 .ok_or_else(|| {
                 oe(
@@ -4767,7 +4776,19 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
         for d in a.opt_dims(it, name)?.unwrap_or_default() {
             let d = shape::wrap_dim(d, rank)?;
             if op.name == "unflatten" {
-                unflatten_parts(it, &a.syms("sizes")?, d, &sizes[d])?;
+                // unflatten is a `view` to the shape it builds from the
+                // stale sizes, which then runs on the value.
+                let parts = unflatten_parts(it, &a.syms("sizes")?, d, &sizes[d])?;
+                let mut target = Dims::from(&sizes[..d]);
+                target.extend(parts);
+                target.extend(sizes[d + 1..].iter().cloned());
+                let stale = it.m.sizes.prod(&target)?;
+                let real = it.m.numel(*me)?;
+                if let (Some(n), Some(r)) = (stale.as_int(), real.as_int()) {
+                    if n != r {
+                        return Err(invalid_shape_error(&target, &real));
+                    }
+                }
             }
         }
     }

@@ -1581,11 +1581,24 @@ impl Machine {
         } else {
             self.layout_when_made(parent, child)
         };
-        let made = if self.metadata_changes.contains_key(&child) {
-            made
-        } else {
-            self.layout_when_made(child, child)
-        };
+        if !self.metadata_changes.contains_key(&child) {
+            return (on, self.layout_when_made(child, child));
+        }
+        // The geometry the view's in-place metadata ops were undone to is
+        // its value's when the first of them ran, which a sync may have
+        // regenerated from the parent's value since: the parent's geometry
+        // of that time tells the step.
+        let op = self.tensors[child].origin_op.as_str();
+        if on != *parent_now && !view_step(op, &on, &made).is_told() {
+            let later = self.relaid.get(&parent).into_iter().flatten();
+            let candidates = later.map(|(_, g)| g).chain(std::iter::once(parent_now));
+            if let Some(g) = candidates
+                .filter(|g| **g != on)
+                .find(|g| view_step(op, g, &made).is_told())
+            {
+                return (g.clone(), made);
+            }
+        }
         (on, made)
     }
 
@@ -1698,7 +1711,7 @@ impl Machine {
         for i in first + 1..self.tensors.len() {
             let id = i as TensorId;
             let t = &self.tensors[id];
-            if t.storage != storage || t.view.is_none() || t.metadata_mutated {
+            if t.storage != storage || !t.functional_view || t.metadata_mutated {
                 continue;
             }
             if at.contains_key(&id) {
@@ -2526,6 +2539,23 @@ impl Machine {
             .and_then(|c| c.last_mut())
         {
             change.after = Some(geom.clone());
+        }
+        // A value a write left out of date: functionalization appends the
+        // op to the tensor's view metas, and its next sync replays them all
+        // from the base, this one too.
+        if let Some(Ok(pending)) = self.pending_values.get(&target).cloned() {
+            let before = self.tensors[target].geom.clone();
+            match self.replay_view(rule, &before, &geom, &pending) {
+                Ok(Some(new)) => {
+                    self.pending_values.insert(target, Ok(new));
+                }
+                Ok(None) => {
+                    self.pending_values.remove(&target);
+                }
+                Err(e) => {
+                    self.pending_values.insert(target, Err(e));
+                }
+            }
         }
         let t = &mut self.tensors[target];
         t.set_geometry(geom);

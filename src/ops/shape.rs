@@ -712,6 +712,10 @@ enum DimMap {
     /// `unfold`: its inverse is `unfold_backward`, a fresh contiguous
     /// tensor of the base's sizes.
     Unfold,
+    /// `diagonal` of base dims `(d1, d2)`: the other dims in order, then
+    /// the diagonal, whose stride is the sum of theirs. Its inverse is a
+    /// scatter (`diagonal_scatter`).
+    Diagonal(usize, usize),
 }
 
 impl ViewStep<'_> {
@@ -721,6 +725,12 @@ impl ViewStep<'_> {
     /// A `view` to other sizes (the reshape family's view).
     pub fn is_reshape(&self) -> bool {
         matches!(self.dim_map(), Some(DimMap::Reshape))
+    }
+
+    /// Whether the two geometries tell the step's dims (they are a base
+    /// and the view its op made of it).
+    pub fn is_told(&self) -> bool {
+        self.dim_map().is_some()
     }
 
     fn dim_map(&self) -> Option<DimMap> {
@@ -780,6 +790,24 @@ impl ViewStep<'_> {
                 (self.sizes.len() >= bs.len()).then_some(DimMap::Expand)
             }
             "unfold" => (self.sizes.len() == bs.len() + 1).then_some(DimMap::Unfold),
+            "diagonal" => {
+                // The first pair of base dims whose removal leaves the
+                // view's other dims and whose strides sum to the diagonal's.
+                let n = bs.len();
+                if self.sizes.len() + 1 != n || n < 2 {
+                    return None;
+                }
+                let diag = &self.strides[n - 2];
+                (0..n)
+                    .flat_map(|d1| (d1 + 1..n).map(move |d2| (d1, d2)))
+                    .find(|&(d1, d2)| {
+                        let rest = (0..n).filter(|&j| j != d1 && j != d2);
+                        rest.clone().map(|j| &bs[j]).eq(self.sizes[..n - 2].iter())
+                            && rest.map(|j| &bt[j]).eq(self.strides[..n - 2].iter())
+                            && bt[d1].add(&bt[d2]).is_ok_and(|sum| sum == *diag)
+                    })
+                    .map(|(d1, d2)| DimMap::Diagonal(d1, d2))
+            }
             _ => None,
         }
     }
@@ -827,6 +855,7 @@ pub fn view_inverse_strides(
             ref_view_geometry(view.sizes, new_strides, view.base_sizes, s)?.map(|(_, st)| st)
         }
         DimMap::Expand | DimMap::Unfold => Some(contiguous_strides(view.base_sizes, s)?),
+        DimMap::Diagonal(..) => None,
     })
 }
 
@@ -864,8 +893,22 @@ pub fn view_replay_strides(
         ),
         DimMap::Reshape => ref_view_geometry(bs, base_strides, view.sizes, s)?.map(|(_, st)| st),
         DimMap::Unfold => unfold_replay_strides(view, base_strides, s)?,
+        DimMap::Diagonal(d1, d2) => {
+            let mut strides: Dims = (0..bs.len())
+                .filter(|&j| j != d1 && j != d2)
+                .map(|j| base_strides[j].clone())
+                .collect();
+            strides.push(s.add(&base_strides[d1], &base_strides[d2])?);
+            Some(strides)
+        }
         DimMap::Expand => {
+            // torch._refs.expand (`prims.broadcast_in_dim`): a new size-1
+            // dim gets the base's first size times stride.
             let lead = view.sizes.len() - bs.len();
+            let first = match (bs.first(), base_strides.first()) {
+                (Some(n), Some(st)) => s.mul(n, st)?,
+                _ => SymInt::int(1),
+            };
             Some(
                 view.sizes
                     .iter()
@@ -874,7 +917,9 @@ pub fn view_replay_strides(
                         Some(j) if !(bs[j].as_int() == Some(1) && size.as_int() != Some(1)) => {
                             base_strides[j].clone()
                         }
-                        _ => SymInt::int(0),
+                        Some(_) => SymInt::int(0),
+                        None if size.as_int() == Some(1) => first.clone(),
+                        None => SymInt::int(0),
                     })
                     .collect(),
             )
