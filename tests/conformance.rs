@@ -314,22 +314,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/indexing_3.tp:test_boolean_assignment_value_mismatch_slice",
         "mask counts are data",
     ),
-    // Index values written by setitem (`ind[-1] = 10`) are not tracked.
-    (
-        "pytorch/indexing_3.tp:test_trivial_fancy_out_of_bounds",
-        "written index values not tracked",
-    ),
-    (
-        "pytorch/indexing_3.tp:test_trivial_fancy_out_of_bounds_set",
-        "written index values not tracked",
-    ),
-    // A literal list index beside a tensor index whose values tpi does not
-    // know: the kernel may fail first on the tensor's values, so tpi checks
-    // the list only when every advanced index is a literal list.
-    (
-        "literal_index_bounds.tp:with_tensor_index",
-        "index values of input tensors are unknown",
-    ),
     // Minimised random programs (tests/random/REPORT.md) that tpi still gets wrong.
     // PyTorch's inference_mode KeyError: a view of an inference base is not modelled
     (

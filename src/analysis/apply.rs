@@ -820,6 +820,14 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             for m in metas {
                 outs.push(it.m.fresh(m, span, op.name));
             }
+            if let ([out], Mode::Eager) = (outs.as_slice(), it.m.mode) {
+                let get = |k: &str| a.get(k).clone();
+                if let Some(sets) = super::values::after_functional(&it.m, op.name, &get, *out) {
+                    if let Some(written) = it.m.written_values(*out, sets) {
+                        it.m.commit_values(written);
+                    }
+                }
+            }
             let node =
                 it.m.record_history(saved_variant(&a), false, &named, &outs, span)
                     .map_err(|e| op_error(e, span))?;
@@ -1025,11 +1033,10 @@ fn index_func_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
     } else {
         t.sizes()[dim].as_int()
     };
-    if let (Some(values), Some(n)) = (it.m.literal_values(index), n) {
-        let negatives = name != "index_add";
-        let outside = values
-            .iter()
-            .find(|&&v| (v < 0 && !negatives) || v < -n || v >= n);
+    let negatives = name != "index_add";
+    let refused = |n: i64| move |v: i64| (v < 0 && !negatives) || v < -n || v >= n;
+    if let Some((values, n)) = n.and_then(|n| Some((it.m.index_values(index, refused(n))?, n))) {
+        let outside = values.iter().find(|&&v| refused(n)(v));
         if let Some(v) = outside {
             return Err(match name {
                 "index_copy" => oe(
@@ -3449,7 +3456,11 @@ fn check_literal_index_bounds(
         if matches!(ixt.dtype, DType::Bool | DType::U8) {
             return Ok(());
         }
-        match it.m.literal_values(ix) {
+        let values = match st.sizes().get(d).and_then(|s| env.hint(s)) {
+            Some(size) => it.m.index_values(ix, |v| v < -size || v >= size),
+            None => it.m.literal_values(ix),
+        };
+        match values {
             Some(values) if !values.is_empty() => known.push((d, values)),
             // An index whose values tpi does not know may fail first.
             _ => return Ok(()),
@@ -4091,6 +4102,16 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 dtype,
             };
             let value = it.m.fresh(meta, span, "scalar_tensor");
+            // Eager's index checks read an integer written so (`values`).
+            let number = match &other {
+                Value::Int(i) => i.as_int(),
+                Value::Bool(b) => Some(i64::from(*b)),
+                _ => None,
+            };
+            if let (Mode::Eager, Some(n), true) = (it.m.mode, number, dtype.is_integral()) {
+                let version = it.m.versions[it.m.tensors[value].version];
+                it.m.literals.insert(value, (version, [n].into()));
+            }
             copy_to(it, dst, value, span)?;
         }
     }
@@ -5282,9 +5303,18 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     }
     index_op_overlaps(it, op.name, &a, me).map_err(|e| op_error(e, span))?;
     let name = OpTable::get().inplace_name(op.name);
+    let values = if it.m.mode == Mode::Eager && t.dtype.is_integral() {
+        super::values::after_inplace(&it.m, name, &|k: &str| a.get(k).clone(), me)
+            .and_then(|sets| it.m.written_values(me, sets))
+    } else {
+        None
+    };
     let node =
         it.m.mutate_data(me, name, &others, span)
             .map_err(|e| op_error(e, span))?;
+    if let Some(values) = values {
+        it.m.commit_values(values);
+    }
     // (Eager only: the analysis runs these in-place ops as the refs'
     // `out=` form, whose autograd kernel makes no such check.)
     if let Some(base) = complex_autograd_refused(op.name) {
@@ -6578,9 +6608,42 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
     if requires_grad {
         it.m.tensors[id].requires_grad_flag = true;
     }
+    if integral && it.m.mode == Mode::Eager && op.name == "randint" {
+        // Each element one of randint's values (`values`).
+        let int = |name: &str| match a.get(name) {
+            Value::Int(i) => i.as_int(),
+            _ => None,
+        };
+        let range = match (int("low"), int("high")) {
+            (Some(h), None) => Some((0, h)),
+            (l, Some(h)) => Some((l.unwrap_or(0), h)),
+            _ => None,
+        };
+        let numel =
+            it.m.t(id)
+                .sizes()
+                .iter()
+                .map(|s| s.as_int())
+                .product::<Option<i64>>();
+        if let (Some(set), Some(n)) = (
+            range.and_then(|(l, h)| super::values::randint_set(l, h)),
+            numel,
+        ) {
+            let sets = vec![set; usize::try_from(n).unwrap_or(0)];
+            if let Some(written) = it.m.written_values(id, sets) {
+                it.m.commit_values(written);
+            }
+        }
+    }
     if (integral && it.m.mode == Mode::Eager) || fake_constant {
         if let Some(values) = created_values(it, op, a, id) {
             let version = it.m.versions[it.m.tensors[id].version];
+            if it.m.mode == Mode::Eager {
+                let sets = values.iter().map(|&v| smallvec![v]).collect();
+                if let Some(written) = it.m.written_values(id, sets) {
+                    it.m.commit_values(written);
+                }
+            }
             it.m.literals.insert(id, (version, values.into()));
         }
     }
@@ -6793,13 +6856,16 @@ fn masked_fill_value(it: &Interp, dtype: DType, value: &Value) -> OpResult<()> {
 /// Eager's gather and scatter kernels read their indices: a literal one
 /// outside `[0, self.size(dim))` fails (negative ones too).
 fn literal_index_bounds(it: &Interp, me: TensorId, dim: usize, ix: TensorId) -> OpResult<()> {
-    let Some(values) = it.m.literal_values(ix) else {
-        return Ok(());
-    };
     let t = it.m.t(me);
     let size = match t.sizes().get(dim) {
         Some(s) => s.as_int(),
         None => Some(1),
+    };
+    let Some(values) = (match size {
+        Some(size) => it.m.index_values(ix, |v| v < 0 || v >= size),
+        None => it.m.literal_values(ix),
+    }) else {
+        return Ok(());
     };
     if let (Some(size), false) = (
         size,
@@ -8562,7 +8628,16 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if it.m.mode == Mode::Eager && !matches!(it.m.t(ix).dtype, DType::I64 | DType::I32) {
                 return Err(oe("other", "index_select(): Expected dtype int32 or int64 for index"));
             }
-            if let Some(values) = it.m.literal_values(ix) {
+            let size = if t.sizes().is_empty() {
+                Some(1)
+            } else {
+                t.sizes().get(d).and_then(|s| it.m.sizes.env.hint(s))
+            };
+            let values = match size {
+                Some(size) => it.m.index_values(ix, |v| v < 0 || v >= size),
+                None => it.m.literal_values(ix),
+            };
+            if let Some(values) = values {
                 literal_index_select_check(it, t, d, &values)?;
             }
             let mut sizes = t.sizes().clone();
@@ -8593,7 +8668,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // flattened tensor fails.
             if rule == "take" && it.m.mode == Mode::Eager {
                 let numel = it.m.sizes.prod(t.sizes())?.as_int();
-                if let (Some(values), Some(n)) = (it.m.literal_values(ix), numel) {
+                if let Some((values, n)) = numel.and_then(|n| Some((it.m.index_values(ix, |v| v < -n || v >= n)?, n))) {
                     if let Some(v) = values.iter().find(|&&v| v < -n || v >= n) {
                         return Err(oe("index-out-of-range", format!("out of range: tried to access index {v} on a tensor of {n} elements.")));
                     }
@@ -8868,7 +8943,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "'weight' must be 2-D"));
             }
             // Eager's index_select of the rows checks the indices.
-            if let (Some(values), Some(rows)) = (it.m.literal_values(x), wt.sizes()[0].as_int()) {
+            if let Some((values, rows)) = wt.sizes()[0].as_int().and_then(|rows| Some((it.m.index_values(x, |v| v < 0 || v >= rows)?, rows))) {
                 if values.iter().any(|&v| v < 0 || v >= rows) {
                     return Err(oe("index-out-of-range", "index out of range in self"));
                 }

@@ -19,6 +19,7 @@ pub mod interp;
 pub mod meta;
 pub mod state;
 pub mod value;
+pub mod values;
 
 use crate::report::Diagnostic;
 use crate::sym::SymInt;

@@ -63,6 +63,8 @@ pub struct Machine {
     /// that check index values (`index_select`) read them while the tensor
     /// is unwritten.
     pub literals: rustc_hash::FxHashMap<TensorId, (u32, std::rc::Rc<[i64]>)>,
+    /// Eager: the values small integer storages may hold (`values`).
+    pub int_values: rustc_hash::FxHashMap<StorageId, super::values::StorageValues>,
     /// The next view is the output of a view op the program called itself
     /// whose autograd kernel (ADInplaceOrView) shares the base's version
     /// counter with it (`Interp::dispatched_view`; set under the analysis in
@@ -251,6 +253,7 @@ impl Machine {
             tokens: 0,
             provenance: Default::default(),
             literals: Default::default(),
+            int_values: Default::default(),
             view_entry: false,
             python_geom: Default::default(),
             pending_values: Default::default(),

@@ -1,0 +1,604 @@
+//! What the eager run knows of the values of small integer tensors, for
+//! the index checks of eager kernels (embedding, index_select, gather…).
+//!
+//! The oracle runs eager PyTorch on real inputs: an integer input holds
+//! values drawn from `randint(1, 5)`, one per element. tpi keeps, per
+//! storage element, the set of values it may hold (`ValueSet`): {1, 2, 3,
+//! 4} for an input's, one value for a literal's, and the sets that the
+//! in-place ops tpi models (`add_`, `neg_`, `clamp_`, `fill_`, `copy_`,
+//! `index_put_` with known indices…) make of them. Storage elements, not
+//! tensor elements: a write through a view changes what the base and
+//! every other view read. Any other write forgets the storage's values.
+//!
+//! An index check then asks how likely the values are to fail it, each
+//! element's value being one of its set, all equally likely and independent
+//! (`index_values`): eager's error is predicted when failing is at least as
+//! likely as not. Values that are known exactly decide with certainty.
+
+use super::domain::{DType, StorageId, TensorId};
+use super::state::{Machine, Mode};
+use super::value::Value;
+use smallvec::SmallVec;
+use std::rc::Rc;
+
+/// The values one storage element may hold: sorted, distinct.
+pub type ValueSet = SmallVec<[i64; 4]>;
+
+/// The values of a storage's elements, as of its `mutations`-th write.
+#[derive(Clone, Debug)]
+pub struct StorageValues {
+    mutations: u32,
+    elements: Rc<[ValueSet]>,
+}
+
+/// A storage's values after a write, computed before it (`written_values`).
+pub struct PendingValues {
+    storage: StorageId,
+    elements: Rc<[ValueSet]>,
+}
+
+/// At most this many elements per storage are followed.
+const MAX_ELEMENTS: usize = 4096;
+/// A set larger than this is forgotten (the storage's values with it).
+const MAX_SET: usize = 16;
+
+/// The values `randint(1, 5)` gives the oracle's integer inputs.
+const INPUT_VALUES: [i64; 4] = [1, 2, 3, 4];
+
+fn set_of(values: impl IntoIterator<Item = i64>) -> Option<ValueSet> {
+    let mut set: ValueSet = values.into_iter().collect();
+    set.sort_unstable();
+    set.dedup();
+    (set.len() <= MAX_SET).then_some(set)
+}
+
+impl Machine {
+    /// The storage offsets of `id`'s elements in row-major order: None
+    /// unless its geometry is concrete and it is small.
+    fn element_positions(&self, id: TensorId) -> Option<Vec<usize>> {
+        let t = &self.tensors[id];
+        let sizes: SmallVec<[i64; 6]> = t
+            .sizes()
+            .iter()
+            .map(|s| s.as_int())
+            .collect::<Option<_>>()?;
+        let strides: SmallVec<[i64; 6]> = t
+            .strides()
+            .iter()
+            .map(|s| s.as_int())
+            .collect::<Option<_>>()?;
+        let numel = sizes
+            .iter()
+            .try_fold(1usize, |n, &s| n.checked_mul(usize::try_from(s).ok()?))?;
+        if numel > MAX_ELEMENTS {
+            return None;
+        }
+        let offset = t.offset.as_int()?;
+        let mut positions = Vec::with_capacity(numel);
+        let mut index: SmallVec<[i64; 6]> = smallvec::smallvec![0; sizes.len()];
+        for _ in 0..numel {
+            let at = offset + index.iter().zip(&strides).map(|(i, s)| i * s).sum::<i64>();
+            positions.push(usize::try_from(at).ok()?);
+            for d in (0..sizes.len()).rev() {
+                index[d] += 1;
+                if index[d] < sizes[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Some(positions)
+    }
+
+    /// How many elements `storage` has, when known and small.
+    fn storage_elements(&self, storage: StorageId, dtype: DType) -> Option<usize> {
+        let bytes = self.storages[storage].nbytes.as_ref()?.as_int()?;
+        let n = usize::try_from(bytes.checked_div(dtype.itemsize())?).ok()?;
+        (n <= MAX_ELEMENTS).then_some(n)
+    }
+
+    /// The current values of `storage`'s elements (none once an unmodelled
+    /// write went there).
+    fn storage_values(&self, storage: StorageId) -> Option<&Rc<[ValueSet]>> {
+        let v = self.int_values.get(&storage)?;
+        (v.mutations == self.storages[storage].mutations).then_some(&v.elements)
+    }
+
+    /// The value sets of `id`'s elements in row-major order: a literal's
+    /// exact values, else what its storage's elements may hold.
+    pub fn value_sets(&self, id: TensorId) -> Option<Vec<ValueSet>> {
+        if self.mode != Mode::Eager || !self.tensors[id].dtype.is_integral() {
+            return None;
+        }
+        if let Some(values) = self.known_values(id) {
+            return Some(values.iter().map(|&v| smallvec::smallvec![v]).collect());
+        }
+        let elements = self.storage_values(self.tensors[id].storage)?;
+        self.element_positions(id)?
+            .into_iter()
+            .map(|p| elements.get(p).cloned())
+            .collect()
+    }
+
+    /// The values `id`'s storage holds once `id`'s elements (row-major)
+    /// hold `sets`, its other elements keeping theirs: for `commit_values`
+    /// after the write. None when a storage whose values are not known is
+    /// not all written.
+    pub fn written_values(&self, id: TensorId, sets: Vec<ValueSet>) -> Option<PendingValues> {
+        let t = &self.tensors[id];
+        let (storage, dtype) = (t.storage, t.dtype);
+        let positions = self.element_positions(id)?;
+        let n = self.storage_elements(storage, dtype)?;
+        let mut elements: Vec<Option<ValueSet>> = match self.storage_values(storage) {
+            Some(old) => old.iter().cloned().map(Some).collect(),
+            None => vec![None; n],
+        };
+        if elements.len() != n || sets.len() != positions.len() {
+            return None;
+        }
+        for (p, set) in positions.into_iter().zip(sets) {
+            *elements.get_mut(p)? = Some(set);
+        }
+        let elements = elements.into_iter().collect::<Option<Rc<[ValueSet]>>>()?;
+        Some(PendingValues { storage, elements })
+    }
+
+    /// Records the values a write left (`written_values`, taken before it).
+    pub fn commit_values(&mut self, values: PendingValues) {
+        let mutations = self.storages[values.storage].mutations;
+        self.int_values.insert(
+            values.storage,
+            StorageValues {
+                mutations,
+                elements: values.elements,
+            },
+        );
+    }
+
+    /// An integer input of the eager run: each element one of `randint(1,
+    /// 5)`'s values.
+    pub fn seed_input_values(&mut self, id: TensorId) {
+        let t = &self.tensors[id];
+        if self.mode != Mode::Eager || !t.dtype.is_integral() || t.dtype == DType::Bool {
+            return;
+        }
+        let Some(n) = self.storage_elements(t.storage, t.dtype) else {
+            return;
+        };
+        let set: ValueSet = INPUT_VALUES.iter().copied().collect();
+        let mutations = self.storages[t.storage].mutations;
+        self.int_values.insert(
+            t.storage,
+            StorageValues {
+                mutations,
+                elements: vec![set; n].into(),
+            },
+        );
+    }
+
+    /// The values an eager index check of `id` reads, `bad` telling the
+    /// ones it refuses: a literal's own values, or values its elements'
+    /// sets make likely. When a refused value is at least as likely as not
+    /// (each element's value one of its set, equally likely and
+    /// independent; one storage element read twice counts once), the
+    /// values returned hold one, at the first element that may have it;
+    /// otherwise none of them is refused.
+    pub fn index_values(&self, id: TensorId, bad: impl Fn(i64) -> bool) -> Option<Rc<[i64]>> {
+        if let Some(values) = self.literal_values(id) {
+            return Some(values);
+        }
+        let sets = self.value_sets(id)?;
+        let positions = self.element_positions(id)?;
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut all_good = 1.0f64;
+        for (set, p) in sets.iter().zip(&positions) {
+            if seen.insert(*p) {
+                let good = set.iter().filter(|&&v| !bad(v)).count();
+                all_good *= good as f64 / set.len().max(1) as f64;
+            }
+        }
+        let fails = all_good <= 0.5;
+        let mut failed = false;
+        let values: Option<Vec<i64>> = sets
+            .iter()
+            .map(|set| {
+                let pick = if fails && !failed {
+                    match set.iter().find(|&&v| bad(v)) {
+                        Some(&v) => {
+                            failed = true;
+                            Some(v)
+                        }
+                        None => set.first().copied(),
+                    }
+                } else {
+                    set.iter().find(|&&v| !bad(v)).or(set.first()).copied()
+                };
+                pick
+            })
+            .collect();
+        let values = values?;
+        // Every element may be refused only when failing is certain; a
+        // value not refused must then not be claimed for one that is.
+        if !fails && values.iter().any(|&v| bad(v)) {
+            return None;
+        }
+        Some(values.into())
+    }
+}
+
+/// The value sets an eager in-place op on integer tensor `me` leaves in
+/// its elements (row-major), for the ops tpi models; None for any other
+/// (its storage's values are then forgotten).
+pub fn after_inplace(
+    m: &Machine,
+    op: &str,
+    get: &dyn Fn(&str) -> Value,
+    me: TensorId,
+) -> Option<Vec<ValueSet>> {
+    if m.mode != Mode::Eager
+        || !m.tensors[me].dtype.is_integral()
+        || m.tensors[me].dtype == DType::Bool
+    {
+        return None;
+    }
+    modelled(m, op, get, me, me, &|| m.value_sets(me))
+}
+
+/// The value sets of the integer result `out` of an eager functional op,
+/// for the elementwise ones tpi models (as their in-place forms on `self`
+/// broadcast to the result), and copies.
+pub fn after_functional(
+    m: &Machine,
+    op: &str,
+    get: &dyn Fn(&str) -> Value,
+    out: TensorId,
+) -> Option<Vec<ValueSet>> {
+    if m.mode != Mode::Eager
+        || !m.tensors[out].dtype.is_integral()
+        || m.tensors[out].dtype == DType::Bool
+    {
+        return None;
+    }
+    let Value::Tensor(me) = get("self") else {
+        return None;
+    };
+    if !m.tensors[me].dtype.is_integral() {
+        return None;
+    }
+    let base = || broadcast_sets(m, me, out);
+    let inplace = match op {
+        "neg" | "negative" => "neg_",
+        "abs" | "absolute" => "abs_",
+        "relu" => "relu_",
+        "clamp" | "clip" => "clamp_",
+        "clamp_min" => "clamp_min_",
+        "clamp_max" => "clamp_max_",
+        "add" => "add_",
+        "sub" | "subtract" => "sub_",
+        "mul" | "multiply" => "mul_",
+        "clone" | "contiguous" | "to" | "long" | "int" | "short" | "flatten" | "reshape"
+        | "positive" => return base(),
+        _ => return None,
+    };
+    modelled(m, inplace, get, out, me, &base)
+}
+
+/// `after_inplace`'s ops with `target`'s shape: `this` is the op's self,
+/// whose values broadcast to `target` are `base`.
+fn modelled(
+    m: &Machine,
+    op: &str,
+    get: &dyn Fn(&str) -> Value,
+    target: TensorId,
+    this: TensorId,
+    base: &dyn Fn() -> Option<Vec<ValueSet>>,
+) -> Option<Vec<ValueSet>> {
+    let me = target;
+    let int = |v: &Value| match v {
+        Value::Int(i) => i.as_int(),
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Tensor(t) => m.constant_value(*t),
+        _ => None,
+    };
+    let unary = |f: &dyn Fn(i64) -> Option<i64>| -> Option<Vec<ValueSet>> {
+        base()?
+            .into_iter()
+            .map(|set| set_of(set.into_iter().map(f).collect::<Option<Vec<_>>>()?))
+            .collect()
+    };
+    let numel = || m.element_positions(me).map(|p| p.len());
+    match op {
+        "zero_" => Some(vec![smallvec::smallvec![0]; numel()?]),
+        "fill_" => {
+            let v = int(&get("value"))?;
+            Some(vec![smallvec::smallvec![v]; numel()?])
+        }
+        "neg_" => unary(&|v| v.checked_neg()),
+        "abs_" => unary(&|v| v.checked_abs()),
+        "relu_" => unary(&|v| Some(v.max(0))),
+        "clamp_" | "clamp_min_" | "clamp_max_" => {
+            let (lo, hi) = match op {
+                "clamp_min_" => (get("min"), Value::None),
+                "clamp_max_" => (Value::None, get("max")),
+                _ => (get("min"), get("max")),
+            };
+            let lo = match lo {
+                Value::None => None,
+                v => Some(int(&v)?),
+            };
+            let hi = match hi {
+                Value::None => None,
+                v => Some(int(&v)?),
+            };
+            unary(&|v| {
+                let v = lo.map_or(v, |lo| v.max(lo));
+                Some(hi.map_or(v, |hi| v.min(hi)))
+            })
+        }
+        "add_" | "sub_" | "mul_" => {
+            let alpha = match get("alpha") {
+                Value::None => 1,
+                v => int(&v)?,
+            };
+            let apply = |a: i64, b: i64| -> Option<i64> {
+                match op {
+                    "add_" => a.checked_add(b.checked_mul(alpha)?),
+                    "sub_" => a.checked_sub(b.checked_mul(alpha)?),
+                    _ => a.checked_mul(b),
+                }
+            };
+            let other = get("other");
+            if let Some(b) = int(&other) {
+                return unary(&|a| apply(a, b));
+            }
+            let Value::Tensor(o) = other else { return None };
+            let same = o == this
+                || (m.tensors[o].storage == m.tensors[this].storage
+                    && m.tensors[o].geometry() == m.tensors[this].geometry()
+                    && m.tensors[o].offset == m.tensors[this].offset);
+            if same {
+                return unary(&|a| apply(a, a));
+            }
+            let mine = base()?;
+            let theirs = broadcast_sets(m, o, me)?;
+            mine.into_iter()
+                .zip(theirs)
+                .map(|(a, b)| {
+                    let mut out = Vec::with_capacity(a.len() * b.len());
+                    for &x in &a {
+                        for &y in &b {
+                            out.push(apply(x, y)?);
+                        }
+                    }
+                    set_of(out)
+                })
+                .collect()
+        }
+        "copy_" => {
+            let Value::Tensor(src) = get("src") else {
+                return None;
+            };
+            broadcast_sets(m, src, me)
+        }
+        "index_fill_" => {
+            let shape = concrete_sizes(m, me)?;
+            let dim =
+                usize::try_from(int(&get("dim"))?.rem_euclid(shape.len().max(1) as i64)).ok()?;
+            let n = shape.get(dim).copied().unwrap_or(1);
+            let Value::Tensor(ix) = get("index") else {
+                return None;
+            };
+            let picked: Vec<i64> = m
+                .known_values(ix)?
+                .iter()
+                .map(|&i| i.rem_euclid(n.max(1)))
+                .collect();
+            let value = int(&get("value"))?;
+            let mut sets = m.value_sets(me)?;
+            for (k, c) in coordinates(&shape).enumerate() {
+                let at = c.get(dim).copied().unwrap_or(0);
+                if picked.contains(&at) {
+                    sets[k] = smallvec::smallvec![value];
+                }
+            }
+            Some(sets)
+        }
+        "index_put_" => {
+            let shape = concrete_sizes(m, me)?;
+            let indices = match get("indices") {
+                Value::Tuple(items) => items.to_vec(),
+                Value::List(items) => items.borrow().clone(),
+                _ => return None,
+            };
+            // Index tensors of known values on the leading dims, of one
+            // length (or one element each).
+            let mut lists: Vec<std::rc::Rc<[i64]>> = Vec::new();
+            for v in &indices {
+                let Value::Tensor(ix) = v else { return None };
+                if matches!(m.tensors[*ix].dtype, DType::Bool | DType::U8) {
+                    return None;
+                }
+                lists.push(m.known_values(*ix)?);
+            }
+            let len = lists.iter().map(|l| l.len()).max()?;
+            if lists.len() > shape.len() || lists.iter().any(|l| l.len() != len && l.len() != 1) {
+                return None;
+            }
+            let targets: Vec<SmallVec<[i64; 6]>> = (0..len)
+                .map(|j| {
+                    lists
+                        .iter()
+                        .zip(&shape)
+                        .map(|(l, &n)| l[if l.len() == 1 { 0 } else { j }].rem_euclid(n.max(1)))
+                        .collect()
+                })
+                .collect();
+            let Value::Tensor(values) = get("values") else {
+                return None;
+            };
+            let value = m.value_sets(values)?;
+            let [value] = value.as_slice() else {
+                return None;
+            };
+            let accumulate = matches!(get("accumulate"), Value::Bool(true));
+            let mut sets = m.value_sets(me)?;
+            for (k, c) in coordinates(&shape).enumerate() {
+                let hits = targets.iter().filter(|t| c.starts_with(t)).count();
+                if hits == 0 {
+                    continue;
+                }
+                sets[k] = if accumulate {
+                    let mut acc = sets[k].clone();
+                    for _ in 0..hits {
+                        let sums = acc
+                            .iter()
+                            .flat_map(|&a| value.iter().map(move |&b| a.checked_add(b)));
+                        acc = set_of(sums.collect::<Option<Vec<_>>>()?)?;
+                    }
+                    acc
+                } else {
+                    value.clone()
+                };
+            }
+            Some(sets)
+        }
+        "scatter_" => {
+            if !matches!(get("reduce"), Value::None) {
+                return None;
+            }
+            let shape = concrete_sizes(m, me)?;
+            let dim =
+                usize::try_from(int(&get("dim"))?.rem_euclid(shape.len().max(1) as i64)).ok()?;
+            let Value::Tensor(ix) = get("index") else {
+                return None;
+            };
+            let ix_shape = concrete_sizes(m, ix)?;
+            let picked = m.known_values(ix)?;
+            let src = match (get("src"), get("value")) {
+                (Value::Tensor(t), _) => t,
+                // scatter_(dim, index, value): a number (as `src` or `value`).
+                (Value::None, v) | (v, _) => {
+                    let v = int(&v)?;
+                    let one = |_: &[i64]| Some(smallvec::smallvec![v]);
+                    return scatter_sets(m, me, &shape, dim, &ix_shape, &picked, &one);
+                }
+            };
+            let src_shape = concrete_sizes(m, src)?;
+            let src = m.value_sets(src)?;
+            scatter_sets(m, me, &shape, dim, &ix_shape, &picked, &|c: &[i64]| {
+                // src is read at the index element's coordinates.
+                let mut flat = 0i64;
+                for (&i, &n) in c.iter().zip(&src_shape) {
+                    if i >= n {
+                        return None;
+                    }
+                    flat = flat * n + i;
+                }
+                src.get(usize::try_from(flat).ok()?).cloned()
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `scatter_`'s values: each element of the index (shape `ix_shape`, values
+/// `picked`) writes `value(its coordinates)` at its coordinates with `dim`
+/// replaced by its value.
+fn scatter_sets(
+    m: &Machine,
+    me: TensorId,
+    shape: &[i64],
+    dim: usize,
+    ix_shape: &[i64],
+    picked: &[i64],
+    value: &dyn Fn(&[i64]) -> Option<ValueSet>,
+) -> Option<Vec<ValueSet>> {
+    let mut sets = m.value_sets(me)?;
+    if shape.is_empty() || ix_shape.len() != shape.len() {
+        return None;
+    }
+    for (c, &i) in coordinates(ix_shape).zip(picked) {
+        let mut at = c.clone();
+        at[dim] = i;
+        let mut flat = 0i64;
+        for (&i, &n) in at.iter().zip(shape) {
+            if i < 0 || i >= n {
+                return None;
+            }
+            flat = flat * n + i;
+        }
+        *sets.get_mut(usize::try_from(flat).ok()?)? = value(&c)?;
+    }
+    Some(sets)
+}
+
+/// A tensor's sizes, when all are known.
+fn concrete_sizes(m: &Machine, id: TensorId) -> Option<SmallVec<[i64; 6]>> {
+    m.tensors[id].sizes().iter().map(|s| s.as_int()).collect()
+}
+
+/// The coordinates of a shape's elements in row-major order.
+fn coordinates(shape: &[i64]) -> impl Iterator<Item = SmallVec<[i64; 6]>> + '_ {
+    let numel = shape.iter().product::<i64>().max(0);
+    let mut index: SmallVec<[i64; 6]> = smallvec::smallvec![0; shape.len()];
+    (0..numel).map(move |_| {
+        let here = index.clone();
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+        here
+    })
+}
+
+/// The values `randint(low, high, …)` gives each element.
+pub fn randint_set(low: i64, high: i64) -> Option<ValueSet> {
+    (high > low && high - low <= MAX_SET as i64).then(|| (low..high).collect())
+}
+
+/// The value sets of `src`'s elements broadcast to `to`'s shape (row-major).
+fn broadcast_sets(m: &Machine, src: TensorId, to: TensorId) -> Option<Vec<ValueSet>> {
+    if !m.tensors[src].dtype.is_integral() {
+        return None;
+    }
+    let sets = m.value_sets(src)?;
+    let from: SmallVec<[i64; 6]> = m.tensors[src]
+        .sizes()
+        .iter()
+        .map(|s| s.as_int())
+        .collect::<Option<_>>()?;
+    let shape: SmallVec<[i64; 6]> = m.tensors[to]
+        .sizes()
+        .iter()
+        .map(|s| s.as_int())
+        .collect::<Option<_>>()?;
+    if from.len() > shape.len() {
+        return None;
+    }
+    let lead = shape.len() - from.len();
+    let numel = shape.iter().product::<i64>();
+    let mut out = Vec::with_capacity(usize::try_from(numel).ok()?);
+    let mut index: SmallVec<[i64; 6]> = smallvec::smallvec![0; shape.len()];
+    for _ in 0..numel {
+        let mut flat = 0i64;
+        for (k, &n) in from.iter().enumerate() {
+            let i = if n == 1 { 0 } else { index[lead + k] };
+            if n != 1 && n != shape[lead + k] {
+                return None;
+            }
+            flat = flat * n + i;
+        }
+        out.push(sets.get(usize::try_from(flat).ok()?)?.clone());
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Some(out)
+}
