@@ -3100,6 +3100,12 @@ fn slice_meta(
     if step <= 0 {
         return Err(oe("other", "slice step must be positive"));
     }
+    // A dim read from sizes Python sees (stale after set_()) may not
+    // exist on the value.
+    if t.sizes().is_empty() {
+        return Err(oe("other", "slice() cannot be applied to a 0-dim tensor."));
+    }
+    shape::wrap_dim(d as i64, t.sizes().len())?;
     let s = &mut it.m.sizes;
     let size = t.sizes()[d].clone();
     let zero = SymInt::int(0);
