@@ -3360,8 +3360,8 @@ fn apply_slicing(
                 // is a real slice.
                 let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
                     // statically known only: no guard (TORCH_STATICALLY_KNOWN_TRUE)
-                    && b.as_ref().is_some_and(|x| {
-                        matches!(it.m.sizes.env.cmp_eq(&tt.sizes()[dim], x), crate::sym::Truth::Proven(true))
+                    && b.as_ref().zip(tt.sizes().get(dim)).is_some_and(|(x, size)| {
+                        matches!(it.m.sizes.env.cmp_eq(size, x), crate::sym::Truth::Proven(true))
                     })
                     && step == 1;
                 if !full || single {
