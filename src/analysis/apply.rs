@@ -4805,7 +4805,10 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
             if op.name == "unflatten" {
                 // unflatten is a `view` to the shape it builds from the
                 // stale sizes, which then runs on the value.
-                let parts = unflatten_parts(it, &a.syms("sizes")?, d, &sizes[d])?;
+                let Some(size) = sizes.get(d).cloned() else {
+                    return Err(no_dims_error(d));
+                };
+                let parts = unflatten_parts(it, &a.syms("sizes")?, d, &size)?;
                 let mut target = Dims::from(&sizes[..d]);
                 target.extend(parts);
                 target.extend(sizes[d + 1..].iter().cloned());

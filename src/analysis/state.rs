@@ -530,7 +530,7 @@ impl Machine {
                         return Ok(());
                     };
                     let d = dim as usize;
-                    let Some(size) = sizes[d].as_int() else {
+                    let Some(size) = sizes.get(d).and_then(SymInt::as_int) else {
                         return Ok(());
                     };
                     let wrap = |i: i64| if i < 0 { i.saturating_add(size) } else { i };
@@ -561,6 +561,15 @@ impl Machine {
                             }
                             _ => return Ok(()),
                         };
+                        // The base lost the dim since (`resize_`, `set_`…).
+                        if sizes.is_empty() {
+                            return Err(OpError::new(
+                                "other",
+                                "select() cannot be applied to a 0-dim tensor.",
+                            )
+                            .help(REPLAY_HELP));
+                        }
+                        shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
                         if let Some(size) = sizes[d].as_int() {
                             if index >= size || index < -size {
                                 return Err(
