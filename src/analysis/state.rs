@@ -1444,7 +1444,7 @@ impl Machine {
         // The tensors whose value a scatter gave (their child's step is one).
         let mut scattered: smallvec::SmallVec<[TensorId; 2]> = smallvec::SmallVec::new();
         let parents = self.view_parents(target);
-        for &(child, parent) in parents.iter() {
+        for (i, &(child, parent)) in parents.iter().enumerate() {
             if self.tensors[parent].storage != self.tensors[child].storage {
                 return Ok(());
             }
@@ -1471,6 +1471,17 @@ impl Machine {
                 // replayed from the base, keeping its strides; the inverses
                 // further up (a `view` back, an in-place metadata op's) may
                 // still lay the value out anew.
+                // Scattered into a root that nothing re-lays (no
+                // pending value, no in-place metadata op, no
+                // `_unsafe_view` source): its strides stay, and so do the
+                // written view's (the usual `x[i].add_(1)`).
+                None if i + 1 == parents.len()
+                    && !self.pending_values.contains_key(&parent)
+                    && !self.metadata_changes.contains_key(&parent)
+                    && !self.unsafe_view_sources.contains_key(&parent) =>
+                {
+                    return Ok(());
+                }
                 None => {
                     scattered.push(parent);
                     let strides = match self.pending_values.get(&parent) {
