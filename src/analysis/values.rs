@@ -53,15 +53,17 @@ fn set_of(values: impl IntoIterator<Item = i64>) -> Option<ValueSet> {
 }
 
 impl Machine {
+    /// Whether the eager run follows `id`'s values: an integer tensor.
+    fn follows_values(&self, id: TensorId) -> bool {
+        let dtype = self.tensors[id].dtype;
+        self.mode == Mode::Eager && dtype.is_integral() && dtype != DType::Bool
+    }
+
     /// The storage offsets of `id`'s elements in row-major order: None
     /// unless its geometry is concrete and it is small.
     fn element_positions(&self, id: TensorId) -> Option<Vec<usize>> {
         let t = &self.tensors[id];
-        let sizes: SmallVec<[i64; 6]> = t
-            .sizes()
-            .iter()
-            .map(|s| s.as_int())
-            .collect::<Option<_>>()?;
+        let sizes = concrete_sizes(self, id)?;
         let strides: SmallVec<[i64; 6]> = t
             .strides()
             .iter()
@@ -74,20 +76,12 @@ impl Machine {
             return None;
         }
         let offset = t.offset.as_int()?;
-        let mut positions = Vec::with_capacity(numel);
-        let mut index: SmallVec<[i64; 6]> = smallvec::smallvec![0; sizes.len()];
-        for _ in 0..numel {
-            let at = offset + index.iter().zip(&strides).map(|(i, s)| i * s).sum::<i64>();
-            positions.push(usize::try_from(at).ok()?);
-            for d in (0..sizes.len()).rev() {
-                index[d] += 1;
-                if index[d] < sizes[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
-        Some(positions)
+        coordinates(&sizes)
+            .map(|c| {
+                let at = offset + c.iter().zip(&strides).map(|(i, s)| i * s).sum::<i64>();
+                usize::try_from(at).ok()
+            })
+            .collect()
     }
 
     /// How many elements `storage` has, when known and small.
@@ -158,10 +152,10 @@ impl Machine {
     /// An integer input of the eager run: each element one of `randint(1,
     /// 5)`'s values.
     pub fn seed_input_values(&mut self, id: TensorId) {
-        let t = &self.tensors[id];
-        if self.mode != Mode::Eager || !t.dtype.is_integral() || t.dtype == DType::Bool {
+        if !self.follows_values(id) {
             return;
         }
+        let t = &self.tensors[id];
         let Some(n) = self.storage_elements(t.storage, t.dtype) else {
             return;
         };
@@ -235,10 +229,7 @@ pub fn after_inplace(
     get: &dyn Fn(&str) -> Value,
     me: TensorId,
 ) -> Option<Vec<ValueSet>> {
-    if m.mode != Mode::Eager
-        || !m.tensors[me].dtype.is_integral()
-        || m.tensors[me].dtype == DType::Bool
-    {
+    if !m.follows_values(me) {
         return None;
     }
     modelled(m, op, get, me, me, &|| m.value_sets(me))
@@ -253,10 +244,7 @@ pub fn after_functional(
     get: &dyn Fn(&str) -> Value,
     out: TensorId,
 ) -> Option<Vec<ValueSet>> {
-    if m.mode != Mode::Eager
-        || !m.tensors[out].dtype.is_integral()
-        || m.tensors[out].dtype == DType::Bool
-    {
+    if !m.follows_values(out) {
         return None;
     }
     let Value::Tensor(me) = get("self") else {
@@ -565,40 +553,23 @@ fn broadcast_sets(m: &Machine, src: TensorId, to: TensorId) -> Option<Vec<ValueS
         return None;
     }
     let sets = m.value_sets(src)?;
-    let from: SmallVec<[i64; 6]> = m.tensors[src]
-        .sizes()
+    let from = concrete_sizes(m, src)?;
+    let shape = concrete_sizes(m, to)?;
+    let lead = shape.len().checked_sub(from.len())?;
+    if from
         .iter()
-        .map(|s| s.as_int())
-        .collect::<Option<_>>()?;
-    let shape: SmallVec<[i64; 6]> = m.tensors[to]
-        .sizes()
-        .iter()
-        .map(|s| s.as_int())
-        .collect::<Option<_>>()?;
-    if from.len() > shape.len() {
+        .zip(&shape[lead..])
+        .any(|(&n, &size)| n != 1 && n != size)
+    {
         return None;
     }
-    let lead = shape.len() - from.len();
-    let numel = shape.iter().product::<i64>();
-    let mut out = Vec::with_capacity(usize::try_from(numel).ok()?);
-    let mut index: SmallVec<[i64; 6]> = smallvec::smallvec![0; shape.len()];
-    for _ in 0..numel {
-        let mut flat = 0i64;
-        for (k, &n) in from.iter().enumerate() {
-            let i = if n == 1 { 0 } else { index[lead + k] };
-            if n != 1 && n != shape[lead + k] {
-                return None;
-            }
-            flat = flat * n + i;
-        }
-        out.push(sets.get(usize::try_from(flat).ok()?)?.clone());
-        for d in (0..shape.len()).rev() {
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
-    }
-    Some(out)
+    coordinates(&shape)
+        .map(|index| {
+            let flat = from
+                .iter()
+                .zip(&index[lead..])
+                .fold(0i64, |flat, (&n, &i)| flat * n + if n == 1 { 0 } else { i });
+            sets.get(usize::try_from(flat).ok()?).cloned()
+        })
+        .collect()
 }
