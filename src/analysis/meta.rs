@@ -835,6 +835,9 @@ pub fn collect(
         }
     }
     for (k, &b) in bases.iter().enumerate() {
+        // The tangents are `from_fun`'s: an intermediate base whose value a
+        // write through one of its views left out of date is synced first.
+        m.sync(b).map_err(CollectError::Outputs)?;
         tangent_sources.push((
             b,
             format!("intermediate base {k}"),
