@@ -450,6 +450,49 @@ fn modelled(
             }
             Some(sets)
         }
+        "index_add_" => {
+            // self[..., index[j], ...] += alpha * source[..., j, ...]
+            let shape = concrete_sizes(m, me)?;
+            let dim =
+                usize::try_from(int(&get("dim"))?.rem_euclid(shape.len().max(1) as i64)).ok()?;
+            let Value::Tensor(ix) = get("index") else {
+                return None;
+            };
+            let picked = m.known_values(ix)?;
+            let Value::Tensor(src) = get("source") else {
+                return None;
+            };
+            let src_shape = concrete_sizes(m, src)?;
+            let src_sets = m.value_sets(src)?;
+            let alpha = match get("alpha") {
+                Value::None => 1,
+                v => int(&v)?,
+            };
+            if shape.is_empty() || src_shape.len() != shape.len() {
+                return None;
+            }
+            let mut sets = m.value_sets(me)?;
+            for (c, add) in coordinates(&src_shape).zip(&src_sets) {
+                let mut at = c.clone();
+                at[dim] = picked
+                    .get(usize::try_from(c[dim]).ok()?)?
+                    .rem_euclid(shape[dim].max(1));
+                let mut flat = 0i64;
+                for (&i, &n) in at.iter().zip(&shape) {
+                    if i >= n {
+                        return None;
+                    }
+                    flat = flat * n + i;
+                }
+                let e = sets.get_mut(usize::try_from(flat).ok()?)?;
+                let sums = e.iter().flat_map(|&a| {
+                    add.iter()
+                        .map(move |&b| a.checked_add(b.checked_mul(alpha)?))
+                });
+                *e = set_of(sums.collect::<Option<Vec<_>>>()?)?;
+            }
+            Some(sets)
+        }
         "scatter_" => {
             if !matches!(get("reduce"), Value::None) {
                 return None;
