@@ -1383,8 +1383,10 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
 /// Does FakeTensor's fast path for add/sub/mul/div.Tensor (fake_impls'
 /// `make_fast_binary_impl`) take the op: an operand has symbolic sizes,
 /// one operand already has the broadcast shape, and the operands are all
-/// contiguous or all channels-last? (Otherwise it runs the ref.)
-fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> bool {
+/// contiguous or all channels-last? (Otherwise it runs the ref.) The
+/// layout of its result: `torch.empty` of the broadcast shape in the
+/// first of those formats that fits.
+fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> Option<MemoryFormat> {
     let m = &mut it.m;
     let symbolic = p.tensors.iter().any(|&t| {
         let t = &m.tensors[t];
@@ -1394,11 +1396,11 @@ fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> bool {
             .any(SymInt::is_symbolic)
     });
     if !symbolic || !p.tensors.iter().any(|&t| *m.tensors[t].sizes() == p.sizes) {
-        return false;
+        return None;
     }
     [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast]
         .into_iter()
-        .any(|format| {
+        .find(|&format| {
             p.tensors.iter().all(|&t| {
                 let g = m.tensors[t].geometry().clone();
                 shape::is_contiguous_as(g.sizes(), g.strides(), format, &mut m.sizes)
@@ -7696,6 +7698,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         // Promotion ignores the boolean condition of `where`.
         let mut p = pointwise(it, &vals, dt)?;
+        // FakeTensor's fast path makes its own layout (`fake_fast_binary`).
+        let mut fast_layout = None;
         // FakeTensor's fast path for add/sub/mul/div.Tensor folds the
         // operands' shapes with its own `infer_size`, which takes the other
         // operand's size wherever the running one is 1 at its hint: a
@@ -7708,16 +7712,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "add" | "sub" | "subtract" | "mul" | "multiply" | "true_divide"
             ) || (matches!(op.name, "div" | "divide")
                 && matches!(a.get("rounding_mode"), Value::None)))
-            && fake_fast_binary(it, &p)
+            && fake_fast_binary(it, &p).is_some()
         {
             p.sizes = fast_binary_shape(it, &vals);
+            fast_layout = fake_fast_binary(it, &p);
         }
         if p.dtype == DType::F32
             && it.m.mode == Mode::Analysis
             && p.tensors.iter().all(|&t| it.m.t(t).dtype.is_integral())
             && dt == "float"
             && matches!(op.name, "div" | "divide" | "true_divide")
-            && fake_fast_binary(it, &p)
+            && fake_fast_binary(it, &p).is_some()
         {
             // FakeTensor's fast path for div.Tensor promotes as add does
             // (2.7.1 registers it without INT_TO_FLOAT): integer operands
@@ -7836,7 +7841,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 format!("{}() needs at least one tensor argument", op.name),
             ));
         }
-        let meta = pointwise_meta(it, op.name, p)?;
+        let mut meta = pointwise_meta(it, op.name, p)?;
+        if let Some(format) = fast_layout {
+            meta.strides = shape::format_strides(&meta.sizes, format, &mut it.m.sizes)?;
+        }
         return Ok((vec![meta], None));
     }
     let me = match a.get("self") {
