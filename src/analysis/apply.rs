@@ -1709,6 +1709,12 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
     if op == BinOp::MatMul && !(matches!(l, Value::Tensor(_)) && matches!(r, Value::Tensor(_))) {
         return Err(err("type", "@ needs two tensors", span));
     }
+    // `2 / x` is Tensor.__rtruediv__ (torch/_tensor.py): `x.reciprocal() * 2`,
+    // a float result for an integer x and other saved tensors than div's.
+    if op == BinOp::Div && !matches!(l, Value::Tensor(_)) {
+        let reciprocal = it.call_op("reciprocal", smallvec::smallvec![r], Vec::new(), span)?;
+        return it.call_op("mul", smallvec::smallvec![reciprocal, l], Vec::new(), span);
+    }
     it.call_op(name, smallvec::smallvec![l, r], Vec::new(), span)
 }
 
