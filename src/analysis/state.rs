@@ -1130,11 +1130,6 @@ impl Machine {
                 })
                 .and_then(|(_, t)| *t)
         };
-        // Python's `2 / x` (Tensor.__rtruediv__) is `x.reciprocal() * 2`:
-        // only the internal reciprocal is saved.
-        if base == "div" && !inplace && arg(0).is_none() {
-            return Ok(Some(node));
-        }
         let self_version = inputs
             .first()
             .and_then(|(_, t)| *t)
