@@ -4790,6 +4790,12 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 }
             }
         }
+        // With a dim, it is wrapped against the wrapper's (stale) rank.
+        if let (Value::Int(_), Value::Tensor(me)) = (a.get("dim"), a.get("self")) {
+            if let Some(rank) = it.m.stale_python_sizes(*me).map(|s| s.len()) {
+                shape::wrap_dim(a.int(it, "dim")?, rank)?;
+            }
+        }
         return Ok(());
     }
     let dim_params: &[&str] = match op.name {
