@@ -849,6 +849,27 @@ impl Machine {
         self.python_geom.entry(id).or_insert(old);
     }
 
+    /// Whether `strides` differ from those of `id`'s value now: the value an
+    /// earlier write left pending (a failed replay always differs), else
+    /// its geometry `old`.
+    fn value_differs(&self, id: TensorId, old: &SharedGeometry, strides: &[SymInt]) -> bool {
+        match self.pending_values.get(&id) {
+            Some(Ok(pending)) => pending.strides()[..] != *strides,
+            Some(Err(_)) => true,
+            None => old.strides()[..] != *strides,
+        }
+    }
+
+    /// `id`'s value is now `new`, for its next sync: nothing pending when
+    /// that is its geometry `old`.
+    fn set_pending(&mut self, id: TensorId, old: &SharedGeometry, new: SharedGeometry) {
+        if *old == new {
+            self.pending_values.remove(&id);
+        } else {
+            self.pending_values.insert(id, Ok(new));
+        }
+    }
+
     /// `t`'s geometry when tensor `made` was made, as far as writes that
     /// re-laid its value tell (`relaid`). In-place metadata changes are
     /// `geometry_when_made`'s.
@@ -1462,10 +1483,6 @@ impl Machine {
                     return Err(view_stride_error(made.sizes(), &strides, base.sizes())
                     .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it"));
                 }
-                // A scatter (`select_scatter`…) clones the parent's value,
-                // replayed from the base, keeping its strides; the inverses
-                // further up (a `view` back, an in-place metadata op's) may
-                // still lay the value out anew.
                 // Scattered into a root that nothing re-lays (no
                 // pending value, no in-place metadata op, no
                 // `_unsafe_view` source): its strides stay, and so do the
@@ -1477,6 +1494,10 @@ impl Machine {
                 {
                     return Ok(());
                 }
+                // A scatter (`select_scatter`…) clones the parent's value,
+                // replayed from the base, keeping its strides; the inverses
+                // further up (a `view` back, an in-place metadata op's) may
+                // still lay the value out anew.
                 None => {
                     scattered.push(parent);
                     let strides = match self.pending_values.get(&parent) {
@@ -1505,27 +1526,18 @@ impl Machine {
                     .replay_view_metas(id, chain[k + 1].0, &old, &parent_strides)?
                     .unwrap_or(inverse);
             }
-            // What the tensor's value is now: an earlier write may have
-            // left it a new value, not synced yet.
-            let differs = match self.pending_values.get(&id) {
-                Some(Ok(pending)) => pending.strides()[..] != parent_strides[..],
-                Some(Err(_)) => true,
-                None => old.strides()[..] != parent_strides[..],
-            };
-            if differs {
+            if self.value_differs(id, &old, &parent_strides) {
                 changed.push((id, old.clone(), parent_strides.clone()));
-                self.pending_values.remove(&id);
-                if old.strides()[..] != parent_strides[..] {
-                    let new = self
-                        .geoms
-                        .intern(old.sizes().clone(), parent_strides.clone());
-                    if k == 0 {
-                        // The written tensor is synced at once.
-                        self.relay(id, new);
-                    } else {
-                        // Its bases get their new value when next synced.
-                        self.pending_values.insert(id, Ok(new));
-                    }
+                let new = self
+                    .geoms
+                    .intern(old.sizes().clone(), parent_strides.clone());
+                if k == 0 && old != new {
+                    // The written tensor is synced at once.
+                    self.pending_values.remove(&id);
+                    self.relay(id, new);
+                } else {
+                    // Its bases get their new value when next synced.
+                    self.set_pending(id, &old, new);
                 }
             }
         }
@@ -1753,19 +1765,10 @@ impl Machine {
             let (on, made) = self.step_geometries(parent, id, &parent_old, old.clone());
             match self.replay_view(op, &on, &made, &parent_new) {
                 Ok(Some(new)) => {
-                    let differs = match self.pending_values.get(&id) {
-                        Some(Ok(pending)) => pending.strides()[..] != new.strides()[..],
-                        Some(Err(_)) => true,
-                        None => old.strides()[..] != new.strides()[..],
-                    };
-                    if differs {
+                    if self.value_differs(id, &old, new.strides()) {
                         at.insert(id, changed.len());
                         changed.push((id, old.clone(), new.strides().clone()));
-                        if old.strides()[..] != new.strides()[..] {
-                            self.pending_values.insert(id, Ok(new));
-                        } else {
-                            self.pending_values.remove(&id);
-                        }
+                        self.set_pending(id, &old, new);
                     }
                 }
                 Ok(None) => {}
