@@ -2998,10 +2998,13 @@ fn expand_geometry(it: &mut Interp, t: &Tensor, target: &[SymInt]) -> OpResult<(
     // dim of size 1 gets the tensor's first size times stride (1 for a 0-d
     // tensor), whatever new dims come between
     // (tests/oracle/normalized_layouts.tp).
-    let lead = match (it.m.mode, t.sizes().first()) {
-        (Mode::Analysis, Some(n)) => Some(it.m.sizes.mul(n, &t.strides()[0])?),
-        (Mode::Analysis, None) => Some(SymInt::int(1)),
-        _ => None,
+    let lead = match it.m.mode {
+        Mode::Analysis => Some(shape::new_dim_stride(
+            t.sizes(),
+            t.strides(),
+            &mut it.m.sizes,
+        )?),
+        Mode::Eager => None,
     };
     for i in (0..nd).rev() {
         let offset = nd - 1 - i;

@@ -902,13 +902,9 @@ pub fn view_replay_strides(
             Some(strides)
         }
         DimMap::Expand => {
-            // torch._refs.expand (`prims.broadcast_in_dim`): a new size-1
-            // dim gets the base's first size times stride.
+            // torch._refs.expand: a new size-1 dim gets `new_dim_stride`.
             let lead = view.sizes.len() - bs.len();
-            let first = match (bs.first(), base_strides.first()) {
-                (Some(n), Some(st)) => s.mul(n, st)?,
-                _ => SymInt::int(1),
-            };
+            let first = new_dim_stride(bs, base_strides, s)?;
             Some(
                 view.sizes
                     .iter()
@@ -1075,6 +1071,16 @@ pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<D
     Ok(out)
 }
 
+/// The stride torch._refs.expand (`prims.broadcast_in_dim`) gives a new
+/// leading dim of size 1: the tensor's first size times stride, 1 for a
+/// 0-d tensor, whatever new dims come between.
+pub fn new_dim_stride(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> OpResult<SymInt> {
+    match (sizes.first(), strides.first()) {
+        (Some(n), Some(st)) => s.mul(n, st),
+        _ => Ok(SymInt::int(1)),
+    }
+}
+
 /// One operand of an elementwise op: its shape and strides (the refs
 /// compare element strides, so the dtype does not matter).
 #[derive(Clone, Copy)]
@@ -1181,7 +1187,7 @@ fn iterator_output_strides_general(
             };
         }
         if refs_expand && offset > 0 {
-            let lead = s.mul(&op.sizes[0], &op.strides[0])?;
+            let lead = new_dim_stride(op.sizes, op.strides, s)?;
             for i in 0..offset {
                 if s.eq_int(&shape[i], 1) {
                     st[i] = lead.clone();
