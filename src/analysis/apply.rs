@@ -4126,8 +4126,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 _ => None,
             };
             if let (Mode::Eager, Some(n), true) = (it.m.mode, number, dtype.is_integral()) {
-                let version = it.m.versions[it.m.tensors[value].version];
-                it.m.literals.insert(value, (version, [n].into()));
+                it.m.record_literal(value, [n].into());
             }
             copy_to(it, dst, value, span)?;
         }
@@ -6433,14 +6432,7 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
                 }
             };
             let dtype = dtype_arg.unwrap_or(DType::I64);
-            let int = |name: &str| match a.get(name) {
-                Value::Int(i) => i.as_int(),
-                _ => None,
-            };
-            let (low, high) = match (int("low"), int("high")) {
-                (Some(h), None) => (0, Some(h)),
-                (l, h) => (l.unwrap_or(0), h),
-            };
+            let (low, high) = randint_range(a);
             if let Some(high) = high.filter(|&h| low >= h) {
                 return Err(oe("other", format!("random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")));
             }
@@ -6636,15 +6628,8 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
     }
     if integral && it.m.mode == Mode::Eager && op.name == "randint" {
         // Each element one of randint's values (`values`).
-        let int = |name: &str| match a.get(name) {
-            Value::Int(i) => i.as_int(),
-            _ => None,
-        };
-        let range = match (int("low"), int("high")) {
-            (Some(h), None) => Some((0, h)),
-            (l, Some(h)) => Some((l.unwrap_or(0), h)),
-            _ => None,
-        };
+        let (low, high) = randint_range(a);
+        let range = high.map(|h| (low, h));
         let numel =
             it.m.t(id)
                 .sizes()
@@ -6663,17 +6648,29 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
     }
     if (integral && it.m.mode == Mode::Eager) || fake_constant {
         if let Some(values) = created_values(it, op, a, id) {
-            let version = it.m.versions[it.m.tensors[id].version];
             if it.m.mode == Mode::Eager {
                 let sets = values.iter().map(|&v| smallvec![v]).collect();
                 if let Some(written) = it.m.written_values(id, sets) {
                     it.m.commit_values(written);
                 }
             }
-            it.m.literals.insert(id, (version, values.into()));
+            it.m.record_literal(id, values.into());
         }
     }
     Ok(Value::Tensor(id))
+}
+
+/// randint's `low` and `high` as given: randint(high, size) or
+/// randint(low, high, size); `high` None when it is not a known int.
+fn randint_range(a: &Args) -> (i64, Option<i64>) {
+    let int = |name: &str| match a.get(name) {
+        Value::Int(i) => i.as_int(),
+        _ => None,
+    };
+    match (int("low"), int("high")) {
+        (Some(h), None) => (0, Some(h)),
+        (l, h) => (l.unwrap_or(0), h),
+    }
 }
 
 /// The index checks of eager's CPU `index_select` (`index_select_out_cpu_`)

@@ -323,6 +323,12 @@ impl Machine {
         self.known_values(id)
     }
 
+    /// Records `values` as `id`'s (`literals`) as of its version now.
+    pub fn record_literal(&mut self, id: TensorId, values: std::rc::Rc<[i64]>) {
+        let version = self.versions[self.tensors[id].version];
+        self.literals.insert(id, (version, values));
+    }
+
     /// The values tpi knows of `id` in either run (`literals`): a mask's
     /// too, unless written since.
     pub fn known_values(&self, id: TensorId) -> Option<std::rc::Rc<[i64]>> {
