@@ -107,11 +107,19 @@ impl Machine {
         if let Some(values) = self.known_values(id) {
             return Some(values.iter().map(|&v| smallvec::smallvec![v]).collect());
         }
+        self.stored_sets(id).map(|(sets, _)| sets)
+    }
+
+    /// What `id`'s storage elements may hold, in `id`'s row-major order,
+    /// with each element's storage position.
+    fn stored_sets(&self, id: TensorId) -> Option<(Vec<ValueSet>, Vec<usize>)> {
         let elements = self.storage_values(self.tensors[id].storage)?;
-        self.element_positions(id)?
-            .into_iter()
-            .map(|p| elements.get(p).cloned())
-            .collect()
+        let positions = self.element_positions(id)?;
+        let sets = positions
+            .iter()
+            .map(|&p| elements.get(p).cloned())
+            .collect::<Option<_>>()?;
+        Some((sets, positions))
     }
 
     /// The values `id`'s storage holds once `id`'s elements (row-major)
@@ -181,8 +189,10 @@ impl Machine {
         if let Some(values) = self.literal_values(id) {
             return Some(values);
         }
-        let sets = self.value_sets(id)?;
-        let positions = self.element_positions(id)?;
+        if !self.follows_values(id) {
+            return None;
+        }
+        let (sets, positions) = self.stored_sets(id)?;
         let mut seen = rustc_hash::FxHashSet::default();
         let mut all_good = 1.0f64;
         for (set, p) in sets.iter().zip(&positions) {
