@@ -1388,13 +1388,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
 /// first of those formats that fits.
 fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> Option<MemoryFormat> {
     let m = &mut it.m;
-    let symbolic = p.tensors.iter().any(|&t| {
-        let t = &m.tensors[t];
-        t.sizes()
-            .iter()
-            .chain(t.strides().iter())
-            .any(SymInt::is_symbolic)
-    });
+    let symbolic = p.tensors.iter().any(|&t| !m.has_static_sizes(t));
     if !symbolic || !p.tensors.iter().any(|&t| *m.tensors[t].sizes() == p.sizes) {
         return None;
     }

@@ -103,6 +103,14 @@ pub struct Machine {
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
     pub made_after_metadata_change: rustc_hash::FxHashSet<TensorId>,
+    /// How many symbols guards had specialised when a tensor's value was
+    /// last made (a new tensor or view, an in-place metadata change), and
+    /// when a storage was last written (every alias of it is remade at its
+    /// next sync): sizes a specialisation made integers before then are
+    /// plain ints in PyTorch, no longer symbolic (`has_static_sizes`).
+    /// Kept only once a guard has specialised a symbol.
+    pub made_at_replacements: rustc_hash::FxHashMap<TensorId, u32>,
+    pub written_at_replacements: rustc_hash::FxHashMap<StorageId, u32>,
     /// The analysis's in-place metadata changes, by tensor, in order: its
     /// geometry before, how many tensors existed then (the ones made
     /// before it were made on the old geometry), and the op's view rule.
@@ -261,6 +269,8 @@ impl Machine {
             bad_grads: Default::default(),
             accumulators: Default::default(),
             made_after_metadata_change: Default::default(),
+            made_at_replacements: Default::default(),
+            written_at_replacements: Default::default(),
             metadata_changes: Default::default(),
             relaid: Default::default(),
             view_args: Default::default(),
@@ -936,7 +946,7 @@ impl Machine {
         let storage = self.new_storage(nbytes.map(SymInt::int));
         let version = self.new_version();
         let geom = self.geoms.intern(meta.sizes, meta.strides);
-        self.tensors.push(Tensor {
+        let id = self.tensors.push(Tensor {
             geom,
             offset: meta.offset,
             dtype: meta.dtype,
@@ -957,7 +967,45 @@ impl Machine {
             origin: span,
             origin_op: OpName::of(op),
             output_index: 0,
-        })
+        });
+        self.note_made(id);
+        id
+    }
+
+    /// Notes that `t`'s value is made now (`made_at_replacements`).
+    fn note_made(&mut self, t: TensorId) {
+        let k = self.sizes.env.num_replacements();
+        if k > 0 && self.mode == Mode::Analysis {
+            self.made_at_replacements.insert(t, k as u32);
+        }
+    }
+
+    /// Notes that `storage` is written now (`written_at_replacements`).
+    fn note_written(&mut self, storage: StorageId) {
+        let k = self.sizes.env.num_replacements();
+        if k > 0 && self.mode == Mode::Analysis {
+            self.written_at_replacements.insert(storage, k as u32);
+        }
+    }
+
+    /// Are `t`'s sizes and strides plain ints to PyTorch (a FakeTensor's
+    /// `_has_symbolic_sizes_strides` false)? A symbolic size stays a SymInt
+    /// after a guard specialises its symbols; only a value made after that
+    /// (a new tensor, a view, one remade because its storage was written)
+    /// gets it as an int (tests/oracle/specialised_static_sizes.tp).
+    pub fn has_static_sizes(&self, t: TensorId) -> bool {
+        let tensor = &self.tensors[t];
+        let mut dims = tensor.sizes().iter().chain(tensor.strides().iter());
+        if !dims.clone().any(SymInt::is_symbolic) {
+            return true;
+        }
+        let made = self.made_at_replacements.get(&t).copied().unwrap_or(0);
+        let written = (self.written_at_replacements)
+            .get(&tensor.storage)
+            .copied()
+            .unwrap_or(0);
+        let k = made.max(written) as usize;
+        k > 0 && dims.all(|d| self.sizes.env.concrete_within(d, k))
     }
 
     /// Does an op on `inputs` record autograd history (grad mode on, some input
@@ -1382,6 +1430,7 @@ impl Machine {
             output_index: 0,
         });
         self.provenance.view(id, base);
+        self.note_made(id);
         if !self.pending_values.is_empty() {
             self.pend_view(base, id, op);
         }
@@ -1950,6 +1999,8 @@ impl Machine {
                 for d in sizes.iter().filter(|d| d.is_symbolic()) {
                     self.sizes.concrete(d, "unfold_inverse")?;
                 }
+                // The base's new value is made after that.
+                self.note_written(v.storage);
                 continue;
             }
             if size > step {
@@ -2244,6 +2295,7 @@ impl Machine {
                 view: t.view,
             }
         };
+        self.note_written(t.storage);
         let st = &mut self.storages[t.storage];
         st.mutations += 1;
         if !self.grad_enabled || self.inference_mode {
@@ -2559,6 +2611,7 @@ impl Machine {
         if self.mode == Mode::Analysis {
             self.record_metadata_change(target, rule);
         }
+        self.note_made(target);
         let geom = self.geoms.intern(sizes, strides);
         if let Some(change) = self
             .metadata_changes

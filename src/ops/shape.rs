@@ -935,7 +935,13 @@ fn unfold_replay_strides(
     s: &mut Sizes,
 ) -> OpResult<Option<Dims>> {
     let n = view.base_sizes.len();
-    let (Some(size), Some(last)) = (view.sizes[n].as_int(), view.strides[n].as_int()) else {
+    // Sizes a guard has specialised (writing through an unfold does) count
+    // as their values.
+    let int = |v: &SymInt| match v.as_int() {
+        Some(i) => Some(i),
+        None => s.env.resolve(v).ok()?.as_int(),
+    };
+    let (Some(size), Some(last)) = (int(&view.sizes[n]), int(&view.strides[n])) else {
         return Ok(None);
     };
     let mut found: Option<Dims> = None;
@@ -945,10 +951,10 @@ fn unfold_replay_strides(
                 || (view.sizes[i] == view.base_sizes[i] && view.strides[i] == view.base_strides[i])
         });
         let (Some(base_stride), Some(stride), Some(base_size), Some(count)) = (
-            view.base_strides[d].as_int(),
-            view.strides[d].as_int(),
-            view.base_sizes[d].as_int(),
-            view.sizes[d].as_int(),
+            int(&view.base_strides[d]),
+            int(&view.strides[d]),
+            int(&view.base_sizes[d]),
+            int(&view.sizes[d]),
         ) else {
             return Ok(None);
         };

@@ -287,6 +287,21 @@ impl ShapeEnv {
             .map(|(_, v)| v)
     }
 
+    /// How many symbols guards have specialised so far.
+    pub fn num_replacements(&self) -> usize {
+        self.replacements.len()
+    }
+
+    /// Had the first `k` specialisations already made `v` an integer?
+    /// (Every symbol of `v` among them, and `v` resolved an integer.)
+    pub fn concrete_within(&self, v: &SymInt, k: usize) -> bool {
+        let first = &self.replacements[..k.min(self.replacements.len())];
+        v.symbols()
+            .iter()
+            .all(|name| first.iter().any(|(s, _)| **s == **name))
+            && self.resolve(v).is_ok_and(|r| r.as_int().is_some())
+    }
+
     /// `v` with the specialisations of the guards so far applied (as
     /// PyTorch's `node.expr`): use it for everything reported.
     pub fn resolve(&self, v: &SymInt) -> Result<SymInt, SymError> {
