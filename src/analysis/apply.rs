@@ -2125,12 +2125,18 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
             }
         }
         "select" => {
-            if let Some(index) = int("index").filter(|&i| i < 0) {
+            let given_dim = int("dim")
+                .filter(|&d| d < 0)
+                .and_then(|d| i8::try_from(d).ok());
+            if let (Some(dim), Some(index)) = (given_dim, int("index")) {
+                it.m.view_args.insert(v, ViewArg::GivenSelect(dim, index));
+            } else if let Some(index) = int("index").filter(|&i| i < 0) {
                 it.m.view_args.insert(v, ViewArg::NegativeSelect(index));
             }
         }
         "transpose" => {
-            // The dims as given: the replay wraps them on the new rank.
+            // The dims as given, where the geometries do not tell them:
+            // the replay wraps them on the new rank.
             let rank = it.m.t(base).sizes().len();
             // (swapaxes names them axis0 and axis1.)
             let (g0, g1) = (
@@ -2146,7 +2152,9 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 let given = g0
                     .zip(g1)
                     .and_then(|(a, b)| Some((i8::try_from(a).ok()?, i8::try_from(b).ok()?)));
-                if let (true, Some(given)) = (alike, given) {
+                // Negative dims wrap on the new rank too.
+                let negative = g0.is_some_and(|d| d < 0) || g1.is_some_and(|d| d < 0);
+                if let (true, Some(given)) = (alike || negative, given) {
                     it.m.view_args
                         .insert(v, ViewArg::TransposeDims(given.0, given.1));
                 }

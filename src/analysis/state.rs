@@ -177,10 +177,13 @@ pub enum ViewArg {
     /// A negative `select` index (or `x[i]`): replayed as given, it wraps
     /// on the new size.
     NegativeSelect(i64),
+    /// A `select` given a negative dim: the dim and index as given, both
+    /// wrapped again on the new base.
+    GivenSelect(i8, i64),
     /// The dim a `view` was given -1 for: inferred again from the new numel.
     InferredViewDim(u8),
     /// The dims, as given, of a transpose of two alike dims (same size and
-    /// stride), or of a dim with itself.
+    /// stride), of a dim with itself, or given a negative dim.
     TransposeDims(i8, i8),
     /// The dim, as given, of an `unsqueeze` or `squeeze` that is negative
     /// or next to an alike size-1 dim: replayed, it wraps on the new rank.
@@ -502,6 +505,17 @@ impl Machine {
                     Some((smallvec::smallvec![d], rank))
                 }
                 Some(ViewArg::SqueezeAll) => None,
+                Some(ViewArg::TransposeDims(d0, d1)) => {
+                    let rank = sizes.len();
+                    let wrap =
+                        |d: i8| shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP));
+                    Some((smallvec::smallvec![wrap(d0)?, wrap(d1)?], rank))
+                }
+                Some(ViewArg::GivenSelect(d, _)) if !sizes.is_empty() => {
+                    let rank = sizes.len();
+                    let d = shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
+                    Some((smallvec::smallvec![d], rank))
+                }
                 Some(ViewArg::Slice { dim, .. }) => {
                     let rank = sizes.len();
                     let d = shape::wrap_dim(dim as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
@@ -562,14 +576,16 @@ impl Machine {
                         let d = dims[0];
                         // The index it was given, from the offsets.
                         let given = match arg {
-                            Some(ViewArg::NegativeSelect(i)) => Some(i),
+                            Some(ViewArg::NegativeSelect(i) | ViewArg::GivenSelect(_, i)) => {
+                                Some(i)
+                            }
                             _ => None,
                         };
                         let index = match (
                             given,
                             c_offset.as_int(),
                             old_offset.as_int(),
-                            old_strides[d].as_int(),
+                            old_strides.get(d).and_then(SymInt::as_int),
                         ) {
                             (Some(i), ..) => i,
                             (None, Some(c), Some(o), Some(s)) if s != 0 && (c - o) % s == 0 => {
@@ -601,16 +617,9 @@ impl Machine {
                     None => return Ok(()),
                 },
                 "transpose" | "swapaxes" | "swapdims" => {
-                    let dims = match (dim_args, arg) {
-                        (Some((dims, _)), _) if dims.len() == 2 => (dims[0], dims[1]),
-                        // Alike dims: the ones it was given.
-                        (None, Some(ViewArg::TransposeDims(d0, d1))) => {
-                            let rank = sizes.len();
-                            let wrap = |d: i8| {
-                                shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))
-                            };
-                            (wrap(d0)?, wrap(d1)?)
-                        }
+                    let dims = match dim_args {
+                        // (Alike or negative dims: the ones it was given.)
+                        Some((dims, _)) if dims.len() == 2 => (dims[0], dims[1]),
                         _ => return Ok(()),
                     };
                     let (mut ps, mut pt) = (sizes.clone(), strides.clone());
