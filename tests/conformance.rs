@@ -120,27 +120,11 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "dtype rule of the analysis's decomposition or eager kernel not modelled",
     ),
     // Output layouts the audit found that tpi does not model yet
-    // (tests/oracle/audit_layout_2.tp): size-0 channels_last tensors, the
-    // tangents of size-0 outputs, and stack of an ambiguous layout.
+    // (tests/oracle/audit_layout_2.tp): contiguous(channels_last) of
+    // size-0 tensors, and stack of an ambiguous layout.
     (
         "audit_layout_2.tp:amb_stack__n1cl",
         "stack's layout of an ambiguous size-1 dim",
-    ),
-    (
-        "audit_layout_2.tp:v_float64__zst",
-        "a size-0 output's tangent gets contiguous strides in PyTorch",
-    ),
-    (
-        "audit_layout_2.tp:zs_clone_cl_0345",
-        "size-0 channels_last layouts through TensorIterator not modelled",
-    ),
-    (
-        "audit_layout_2.tp:zs_clone_cl_2305",
-        "size-0 channels_last layouts through TensorIterator not modelled",
-    ),
-    (
-        "audit_layout_2.tp:zs_clone_cl_2340",
-        "size-0 channels_last layouts through TensorIterator not modelled",
     ),
     (
         "audit_layout_2.tp:zs_in_c_0345",
@@ -161,18 +145,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "audit_layout_2.tp:zs_in_c_2340",
         "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_cl_0345",
-        "size-0 channels_last layouts through TensorIterator not modelled",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_cl_2305",
-        "size-0 channels_last layouts through TensorIterator not modelled",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_cl_2340",
-        "size-0 channels_last layouts through TensorIterator not modelled",
     ),
     // Eager value checks the audit found that tpi does not model yet
     // (tests/oracle/audit_eager_2.tp): a number that overflows through
@@ -249,17 +221,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     (
         "pytorch/sort_select_1.tp:test_sort_1d_output_discontiguous",
         "resize_ of a view replayed onto its base not modelled",
-    ),
-    // PyTorch's test_nn.py (pytorch/nn_functional_2.tp). An empty input
-    // channel or batch picks conv's Empty backend: 0 output channels, and a
-    // contiguous output whatever the weight's layout.
-    (
-        "pytorch/nn_functional_2.tp:test_conv_empty_channel",
-        "conv's Empty backend not modelled",
-    ),
-    (
-        "pytorch/nn_functional_2.tp:test_conv_empty_input_cl_weight",
-        "conv's Empty backend not modelled",
     ),
     // A channels_last input with one channel is also contiguous: eager's
     // TensorIterator fast path gives contiguous strides, fake keeps the input's.

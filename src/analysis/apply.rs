@@ -10250,7 +10250,13 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     if batched {
         sizes.push(xt.sizes()[0].clone());
     }
-    sizes.push(wt.sizes()[0].clone());
+    // calc_output_size (and meta_conv): an input of no channels gives an
+    // output of none.
+    if cin.as_int() == Some(0) {
+        sizes.push(SymInt::int(0));
+    } else {
+        sizes.push(wt.sizes()[0].clone());
+    }
     for i in 0..2 {
         // meta_conv's `_formula`, on symbolic sizes too:
         // (h + 2 * padding - dilation * (k - 1) - 1) // stride + 1.

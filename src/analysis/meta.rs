@@ -866,11 +866,20 @@ pub fn collect(
         // the write's functional result (`Machine::replace_value`).
         let strides = tt.strides().clone();
         // An empty tensor is contiguous in any format, so `contiguous()`
-        // keeps what `from_fun` gave: for a view, the functional wrapper's
-        // own (contiguous) value.
-        let empty_view = tt.view.is_some() && tt.sizes().iter().any(|s| m.sizes.eq_int(s, 0));
+        // keeps what `detach()` gave, which (a FakeTensor's alias, as
+        // measured) lays an empty tensor out contiguously whatever its
+        // strides were.
+        // (A symbolic size is decided, with its guard, only for a view, as
+        // before; elsewhere only a size known to be 0 counts.)
+        let empty = if tt.view.is_some() {
+            tt.sizes().iter().any(|s| m.sizes.eq_int(s, 0))
+        } else {
+            tt.sizes()
+                .iter()
+                .any(|s| m.sizes.env.resolve(s).ok().and_then(|r| r.as_int()) == Some(0))
+        };
         let fmt = shape::suggest_memory_format(tt.sizes(), &strides, &mut m.sizes);
-        let strides = if empty_view {
+        let strides = if empty {
             shape::contiguous_strides(tt.sizes(), &mut m.sizes)?
         } else if shape::is_contiguous_as(tt.sizes(), &strides, fmt, &mut m.sizes) {
             strides
