@@ -292,6 +292,19 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_set_stale_sizes.tp:set_then_reshape_transposed",
         "unmodelled, see the comment",
     ),
+    // With symbolic sizes, a tensor made by empty(memory_format=channels_last)
+    // (clone(memory_format=channels_last) of a contiguous tensor) whose
+    // layout is also contiguous reports is_contiguous(channels_last) False
+    // (measured; not for empty_like or a clone of a transposed tensor), so
+    // the refs' elementwise layout short-circuits to contiguous.
+    (
+        "symbolic_inplace_fast_path.tp:relu_on_channels_last_clone",
+        "FakeTensor's channels-last flag of an ambiguous symbolic layout not modelled",
+    ),
+    (
+        "symbolic_inplace_fast_path.tp:floor_div_inplace",
+        "FakeTensor's channels-last flag of an ambiguous symbolic layout not modelled",
+    ),
 ];
 
 fn corpus(folder: &str) -> PathBuf {

@@ -7721,10 +7721,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         // scalar or a missing dim becomes the literal 1.
         if it.m.mode == Mode::Analysis
             && it.m.sizes.env.num_symbols() > 0
+            // (An in-place op's functional form is the op.)
             && (matches!(
-                op.name,
+                op.name.trim_end_matches('_'),
                 "add" | "sub" | "subtract" | "mul" | "multiply" | "true_divide"
-            ) || (matches!(op.name, "div" | "divide")
+            ) || (matches!(op.name.trim_end_matches('_'), "div" | "divide")
                 && matches!(a.get("rounding_mode"), Value::None)))
             && fake_fast_binary(it, &p).is_some()
         {
@@ -7735,7 +7736,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             && it.m.mode == Mode::Analysis
             && p.tensors.iter().all(|&t| it.m.t(t).dtype.is_integral())
             && dt == "float"
-            && matches!(op.name, "div" | "divide" | "true_divide")
+            && matches!(
+                op.name.trim_end_matches('_'),
+                "div" | "divide" | "true_divide"
+            )
             && fake_fast_binary(it, &p).is_some()
         {
             // FakeTensor's fast path for div.Tensor promotes as add does
