@@ -92,6 +92,11 @@ pub(crate) fn predict(
     // refuses when an in-place metadata op without history changed them.
     for o in outputs.iter().rev() {
         if let FlatOutput::Tensor(t) = o {
+            // A leaf's stale sizes matter only while its old accumulator lives.
+            let leaf = m.tensors[*t].grad_fn.is_none() && m.tensors[*t].view.is_none();
+            if leaf && !m.accumulator_alive(*t, &roots) {
+                continue;
+            }
             if let Some(d) = stale_output_grad(m, *t) {
                 return EagerPrediction {
                     forward_error: None,

@@ -99,6 +99,11 @@ pub struct Machine {
     /// Eager: the leaves that require grad whose AccumulateGrad node exists
     /// (a recorded op took one as input); it keeps the leaf's sizes of then.
     pub accumulators: rustc_hash::FxHashSet<TensorId>,
+    /// Eager: the nodes with an edge to a leaf's AccumulateGrad, by node
+    /// (a node keeps it alive; `accumulator_alive`), and the leaves of the
+    /// node about to be made (`note_accumulator`, taken by `add_node`).
+    pub accumulator_edges: rustc_hash::FxHashMap<NodeId, smallvec::SmallVec<[TensorId; 1]>>,
+    pending_accumulator_edges: smallvec::SmallVec<[TensorId; 2]>,
     /// Views made of a base whose metadata had changed in place: their view
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
@@ -271,6 +276,8 @@ impl Machine {
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
             accumulators: Default::default(),
+            accumulator_edges: Default::default(),
+            pending_accumulator_edges: Default::default(),
             made_after_metadata_change: Default::default(),
             made_at_replacements: Default::default(),
             written_at_replacements: Default::default(),
@@ -924,7 +931,7 @@ impl Machine {
         next: impl IntoIterator<Item = NodeId>,
         span: Span,
     ) -> NodeId {
-        self.nodes.push(Node {
+        let id = self.nodes.push(Node {
             name: OpName::of(name),
             next: next.into_iter().collect(),
             saved: thin_vec::ThinVec::new(),
@@ -933,7 +940,13 @@ impl Machine {
             saves_inference: false,
             not_implemented: None,
             overlapping_view: false,
-        })
+        });
+        if !self.pending_accumulator_edges.is_empty() {
+            let leaves = std::mem::take(&mut self.pending_accumulator_edges);
+            self.accumulator_edges
+                .insert(id, leaves.into_iter().collect());
+        }
+        id
     }
 
     pub fn new_storage(&mut self, nbytes: Option<SymInt>) -> StorageId {
@@ -1098,12 +1111,18 @@ impl Machine {
             return Ok(None);
         }
         let mut next = smallvec::SmallVec::<[NodeId; 2]>::new();
+        let mut leaves = smallvec::SmallVec::<[TensorId; 2]>::new();
         for &i in &present {
             if let Some(n) = self.grad_fn(i)? {
                 next.push(n);
             } else {
-                self.note_accumulator(i);
+                leaves.push(i);
             }
+        }
+        // (After the loop: reading a later input's grad_fn may make a node.)
+        self.pending_accumulator_edges.clear();
+        for leaf in leaves {
+            self.note_accumulator(leaf);
         }
         Ok(Some(next))
     }
@@ -1470,7 +1489,35 @@ impl Machine {
     fn note_accumulator(&mut self, leaf: TensorId) {
         if self.mode == Mode::Eager && self.tensors[leaf].requires_grad_flag {
             self.accumulators.insert(leaf);
+            self.pending_accumulator_edges.push(leaf);
         }
+    }
+
+    /// Eager, after the function returned: is `leaf`'s AccumulateGrad still
+    /// alive, i.e. does a node of the graph behind `roots` (the outputs'
+    /// nodes; the function's other locals are gone) hold an edge to it?
+    /// A leaf caches its accumulator weakly: once no node holds it, the next
+    /// op on the leaf makes one of its sizes now.
+    pub fn accumulator_alive(&self, leaf: TensorId, roots: &[NodeId]) -> bool {
+        if !self.accumulator_edges.values().any(|l| l.contains(&leaf)) {
+            return false;
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack: Vec<NodeId> = roots.to_vec();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            if self
+                .accumulator_edges
+                .get(&n)
+                .is_some_and(|l| l.contains(&leaf))
+            {
+                return true;
+            }
+            stack.extend(self.nodes[n].next.iter().copied());
+        }
+        false
     }
 
     /// Records on `node` the engine's `validate_outputs` error for its
