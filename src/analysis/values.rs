@@ -311,6 +311,15 @@ fn modelled(
             let v = int(&get("value"))?;
             Some(vec![smallvec::smallvec![v]; numel()?])
         }
+        // random_(to) draws from [0, to), random_(from, to) from [from, to).
+        "random_" => {
+            let (lo, hi) = match (get("a"), get("b")) {
+                (Value::None, _) => return None,
+                (to, Value::None) => (0, int(&to)?),
+                (from, to) => (int(&from)?, int(&to)?),
+            };
+            Some(vec![randint_set(lo, hi)?; numel()?])
+        }
         "neg_" => unary(&|v| v.checked_neg()),
         "abs_" => unary(&|v| v.checked_abs()),
         "relu_" => unary(&|v| Some(v.max(0))),
