@@ -6169,22 +6169,12 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "resize_storage" => {
             let n = a.sym("nbytes")?;
             let st = it.m.t(me).storage;
-            let current = match &it.m.storages[st].nbytes {
-                Some(b) => b.clone(),
-                None => {
-                    let t = it.m.t(me).clone();
-                    let numel = it.m.sizes.prod(t.sizes())?;
-                    it.m.sizes.mul(&numel, &SymInt::int(t.dtype.itemsize()))?
-                }
-            };
-            let zero_to_n = it.m.sizes.eq_int(&current, 0);
-            let n_to_zero = it.m.sizes.eq_int(&n, 0);
-            if !(zero_to_n || n_to_zero || it.m.sizes.eq(&current, &n)) {
-                return Err(oe("other", "resize_storage_bytes_: only resizing a storage to or from 0 bytes is supported"));
-            }
             // torch 2.7.1's analysis records nothing for this op (the input stays
-            // NOT_MUTATED, `mutation_inductor_storage_resize` false): the
-            // resize is kept for later size checks only.
+            // NOT_MUTATED, `mutation_inductor_storage_resize` false): its
+            // functionalization kernel resizes the inner tensor's storage,
+            // any size to any size, as eager's resize_bytes_nocuda does
+            // (tests/oracle/resize_storage_any_size.tp). The resize is kept
+            // for later size checks only.
             it.m.storages[st].nbytes = Some(n);
             Ok(Value::Tensor(me))
         }
