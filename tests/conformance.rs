@@ -76,19 +76,11 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "dtype rule of the analysis's decomposition or eager kernel not modelled",
     ),
     (
-        "audit_dtype_1.tp:test_iaddmm_i32_f32",
-        "the matmul family's meta dtypes and refs dot check not modelled",
-    ),
-    (
         "audit_dtype_1.tp:test_lerp_f32_c64weight",
         "complex autograd errors (throw_error_for_complex_autograd) not modelled",
     ),
     (
         "audit_dtype_1.tp:test_linear_f16_f32",
-        "the matmul family's meta dtypes and refs dot check not modelled",
-    ),
-    (
-        "audit_dtype_1.tp:test_linear_f32_bias_f16",
         "the matmul family's meta dtypes and refs dot check not modelled",
     ),
     (

@@ -5123,6 +5123,12 @@ fn cast_error(it: &Interp, op: &str, a: &Args, from: DType, to: DType) -> Option
             format!("Attempting to cast from torch.{} to out tensor with dtype torch.{}, but this can't be cast because it is not safe!", from.name(), to.name()),
         )),
         "mul" | "multiply" | "div" | "divide" | "true_divide" | "addcmul" | "addcdiv" => None,
+        // torch._decomp's register_inplace ops: `self.copy_(op(...))`, a
+        // casting copy (tests/oracle/addmm_promotion.tp).
+        "addbmm" | "addmm" | "addmv" | "baddbmm" | "fill" | "gelu" | "hardswish" | "hardtanh"
+        | "hardsigmoid" | "__iand" | "__ior" | "__ixor"
+        | "index_put" | "index_reduce" | "leaky_relu" | "logit" | "relu" | "renorm" | "round"
+        | "scatter" | "scatter_add" | "scatter_reduce" | "silu" => None,
         _ => Some(OpError::new(
             "other",
             format!(
@@ -8274,7 +8280,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     return Err(oe("other", format!("mat1 and mat2 must have the same dtype, but got {} and {}", torch_type_name(dm1), torch_type_name(dm2))));
                 }
             }
-            let meta = contiguous(it, prod, ds)?;
+            // The analysis runs torch._decomp's addmm, whose
+            // pw_cast_for_opmath gives the operands' promoted dtype
+            // (tests/oracle/addmm_promotion.tp).
+            let dtype = if it.m.mode == Mode::Analysis && rule == "addmm" {
+                let vals = [a.get("self"), a.get("mat1"), a.get("mat2")];
+                let ops: smallvec::SmallVec<[Operand; 4]> =
+                    vals.iter().filter_map(|v| operand(v)).collect();
+                result_type(it, &ops)
+            } else {
+                ds
+            };
+            let meta = contiguous(it, prod, dtype)?;
             Ok((vec![meta], None))
         }
         "linear" => {
@@ -8293,54 +8310,45 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             }
             let wt: Dims = ws.iter().rev().cloned().collect();
             let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
-            if let Some(b) = a.opt_tensor("bias")? {
-                let bs = it.m.t(b).sizes().clone();
-                if it.m.mode == Mode::Eager && xs.len() == 2 {
-                    // addmm(bias, input, weight.t()) expands the bias first.
-                    let bt = it.m.t(b).clone();
-                    expand_geometry(it, &bt, &sizes)?;
-                }
-                sizes = shape::broadcast_shapes(&sizes, &bs, &mut it.m.sizes)?;
-            }
             let bias = a.opt_tensor("bias")?;
+            // addmm(bias, input, weight.t()): a 2-d input, or
+            // _flatten_nd_linear's on the flattened input (a contiguous
+            // one, 3-d or with a 1-d bias).
+            let xt = it.m.t(x).clone();
+            let uses_addmm = bias.is_some_and(|b| {
+                let bd = it.m.t(b).sizes().len();
+                xs.len() == 2
+                    || (shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes)
+                        && (xs.len() == 3 || bd == 1))
+            });
+            if let Some(b) = bias {
+                let bt = it.m.t(b).clone();
+                if uses_addmm {
+                    // addmm expands the bias to the 2-d product first.
+                    let flat = it.m.sizes.prod(&xs[..xs.len() - 1])?;
+                    let out = ws.first().cloned().unwrap_or(SymInt::int(1));
+                    expand_geometry(it, &bt, &[flat, out])?;
+                }
+                sizes = shape::broadcast_shapes(&sizes, bt.sizes(), &mut it.m.sizes)?;
+            }
             let dx = it.m.t(x).dtype;
             let dw = it.m.t(w).dtype;
             let db = bias.map(|b| it.m.t(b).dtype);
-            if it.m.mode == Mode::Eager {
-                // addmm(bias, input, weight.t()) checks self first; matmul's mm
-                // has its own words.
-                match db {
-                    Some(db) if db != dw && xs.len() == 2 => {
-                        return Err(oe("other", format!("self and mat2 must have the same dtype, but got {} and {}", torch_type_name(db), torch_type_name(dw))));
-                    }
-                    Some(_) if dx != dw => {
-                        return Err(oe("other", format!("mat1 and mat2 must have the same dtype, but got {} and {}", torch_type_name(dx), torch_type_name(dw))));
-                    }
-                    None if dx != dw => {
-                        return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(dx), cpp_type_name(dw))));
-                    }
-                    _ => {}
+            // addmm checks self first; matmul's mm has its own words.
+            match db {
+                Some(db) if db != dw && uses_addmm => {
+                    return Err(oe("other", format!("self and mat2 must have the same dtype, but got {} and {}", torch_type_name(db), torch_type_name(dw))));
                 }
+                Some(_) if dx != dw => {
+                    return Err(oe("other", format!("mat1 and mat2 must have the same dtype, but got {} and {}", torch_type_name(dx), torch_type_name(dw))));
+                }
+                None if dx != dw => {
+                    return Err(oe("other", format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_type_name(dx), cpp_type_name(dw))));
+                }
+                _ => {}
             }
             let dtype = DType::promote(DType::promote(dx, dw), db.unwrap_or(dx));
             let meta = contiguous(it, sizes, dtype)?;
-            let xt = it.m.t(x).clone();
-            if let Some(b) = bias {
-                // addmm (2-d input) and _flatten_nd_linear's addmm (a
-                // contiguous input, 3-d or with a 1-d bias) expand the bias
-                // to the 2-d product.
-                let bs = it.m.t(b).sizes().clone();
-                let flattens = xs.len() == 2
-                    || (shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes)
-                        && (xs.len() == 3 || bs.len() == 1));
-                if flattens && !xs.is_empty() {
-                    let flat = it.m.sizes.prod(&xs[..xs.len() - 1])?;
-                    let out = ws.first().cloned().unwrap_or(SymInt::int(1));
-                    let target: Dims = smallvec![flat, out];
-                    let bt = it.m.t(b).clone();
-                    expand_geometry(it, &bt, &target)?;
-                }
-            }
             // aten::linear is CompositeImplicitAutograd: a 2-d input with a bias is
             // addmm(bias, input, weight.t()); without a bias, matmul(input, weight.t()).
             // Both take a view of the weight, which the analysis refuses under
@@ -8350,10 +8358,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let wm = it.m.meta_of(w);
                 it.m.view_of(w, wm, "t", false, true, span)?;
             }
-            let bias_dims = bias.map(|b| it.m.t(b).sizes().len());
-            if bias_dims.is_some_and(|bd| xs.len() != 2 && (xs.len() == 3 || bd == 1))
-                && shape::is_contiguous(xt.sizes(), xt.strides(), &mut it.m.sizes)
-            {
+            if uses_addmm && xs.len() != 2 {
                 // _flatten_nd_linear (a contiguous input, 3-d or with a 1-d
                 // bias; a 2-d one is plain addmm): addmm on the flattened
                 // input, then `result.view(*batch, out)`: a view of an

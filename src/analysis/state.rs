@@ -2406,6 +2406,16 @@ impl Machine {
                 if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
                     self.replay_on_changed_base(target, view.base)?;
                 }
+                // That replay records the view op on the base, which now
+                // requires grad: its set_history asserts an integer result
+                // is differentiable (tests/oracle/addmm_promotion.tp).
+                if self.mode == Mode::Analysis && !self.tensors[target].dtype.can_require_grad() {
+                    return Err(OpError::new(
+                        "other",
+                        "isDifferentiableType(variable.scalar_type()) INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/functions/utils.h\":74, please report a bug to PyTorch.",
+                    )
+                    .help("an integer view cannot carry the gradient of what was written into it: write into a floating-point tensor, or detach the values first"));
+                }
                 self.rebase_view_history(target, view.base, node, base_fn.flatten(), span);
             }
             return Ok(node);
