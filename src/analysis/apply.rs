@@ -8300,8 +8300,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // at::linear reads the sizes Python sees (stale after set_()).
             let xs = it.m.python_geometry(x).sizes().clone();
             let ws = it.m.t(w).sizes().clone();
-            if xs.is_empty() || ws.is_empty() {
-                return Err(oe("other", format!("both arguments to linear need to be at least 1D, but they are {}D and {}D", xs.len(), ws.len())));
+            // (Its dim check reads the weight's Python sizes too.)
+            let w_rank = it.m.python_geometry(w).sizes().len();
+            if xs.is_empty() || w_rank == 0 {
+                return Err(oe("other", format!("both arguments to linear need to be at least 1D, but they are {}D and {}D", xs.len(), w_rank)));
             }
             if it.m.mode == Mode::Analysis {
                 // The ops it decomposes into check the shapes.
