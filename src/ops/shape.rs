@@ -1097,7 +1097,8 @@ pub struct IterOperand<'a> {
 
 /// The output strides of an elementwise op, as the analysis computes them
 /// (FakeTensor runs the Python refs: `compute_elementwise_output_strides`).
-/// The operands are broadcast to `shape` first; 0-d tensors are ignored; if
+/// The operands are broadcast to `shape` first (0-d tensors too, in the
+/// analysis; eager's TensorIterator ignores them); if
 /// every operand is contiguous (size-1 dims ignored) the output is contiguous,
 /// if every one is channels_last it is channels_last; otherwise dims are
 /// sorted by stride (`compute_elementwise_output_logical_to_physical_perm`).
@@ -1113,10 +1114,17 @@ pub fn iterator_output_strides(
     refs_expand: bool,
     s: &mut Sizes,
 ) -> OpResult<Dims> {
-    if shape.len() > 1 {
+    // The refs expand a 0-d tensor operand (`_maybe_broadcast` keeps only
+    // CPU scalar tensors, and FakeTensor's are on `meta` inside a kernel):
+    // its strides, 1 at size-1 dims and 0 elsewhere, keep the output from
+    // the contiguous short-circuit (tests/oracle/zero_dim_operand_layout.tp).
+    let zero_dim = refs_expand && inputs.iter().any(|op| op.sizes.is_empty());
+    if shape.len() > 1 && !zero_dim {
         if let Some(strides) = contiguous_operands(shape, inputs) {
             return Ok(strides);
         }
+    }
+    if shape.len() > 1 {
         if let Some(strides) = concrete::output_strides(shape, inputs, refs_expand) {
             return Ok(strides);
         }
@@ -1175,6 +1183,14 @@ fn iterator_output_strides_general(
     // an operand of the output's own sizes is its own expansion.
     let mut strides: Vec<std::borrow::Cow<[SymInt]>> = Vec::with_capacity(inputs.len());
     for op in inputs {
+        if op.sizes.is_empty() && refs_expand {
+            let st: Vec<SymInt> = shape
+                .iter()
+                .map(|d| SymInt::int(i64::from(s.eq_int(d, 1))))
+                .collect();
+            strides.push(st.into());
+            continue;
+        }
         if op.sizes.is_empty() || op.sizes.len() > ndim {
             continue;
         }
@@ -1365,6 +1381,10 @@ mod concrete {
         let shape = ints(shape)?;
         let mut strides: SmallVec<[Ints; 4]> = SmallVec::new();
         for op in inputs {
+            if op.sizes.is_empty() && refs_expand {
+                strides.push(shape.iter().map(|&d| i64::from(d == 1)).collect());
+                continue;
+            }
             if op.sizes.is_empty() || op.sizes.len() > ndim {
                 continue;
             }
