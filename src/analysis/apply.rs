@@ -5998,6 +5998,16 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 resize_as_view_inverse(it, me, &sizes)?;
             }
             grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+            if it.m.mode == Mode::Analysis && op.rule == "resize" {
+                // resize__functionalization: a resize_ that fits the
+                // storage is a view of it (tests/oracle/resize_view_meta.tp).
+                if grown {
+                    it.m.resize_views.remove(&me);
+                } else {
+                    it.m.resize_views.insert(me, sizes.clone());
+                    it.m.viewed_in_place.insert(me);
+                }
+            }
             // resize__functionalization runs a resize_ that fits the storage
             // as the view `as_strided(size, contiguous_strides(size))`: the
             // same sizes lose a non-contiguous layout there.
@@ -6080,6 +6090,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     }
     if it.m.mode == Mode::Analysis && !matches!(op.rule, "resize" | "resize_as") {
         it.m.viewed_in_place.insert(me);
+        it.m.resize_views.remove(&me);
     }
     it.m.provenance.metadata(me, t.storage, op.name, span);
     it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
@@ -6159,6 +6170,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // `mutates_metadata` comes from `storage_changed` now).
             t.metadata_mutated = false;
             it.m.viewed_in_place.remove(&me);
+            it.m.resize_views.remove(&me);
             // set_ propagates requires_grad, but has no derivative.
             let node = match next {
                 Some(next) => it.m.record_node("set_", true, &inputs, &[me], span, next)?,
@@ -6324,6 +6336,21 @@ fn tensor_repeats_size(
 /// value with the base's sizes, which fails when `resize_as_` changed the
 /// number of elements. Other views' inverses pass (tests/oracle/resize_as_views.tp).
 fn resize_as_view_inverse(it: &mut Interp, me: TensorId, sizes: &[SymInt]) -> OpResult<()> {
+    // After a resize_ that fit the storage, commit_update scatters the new
+    // value back with as_strided_scatter, which wants that resize's sizes.
+    if let Some(slice) = it.m.resize_views.get(&me).cloned() {
+        if !it.m.sizes.eq_dims(&slice, sizes) {
+            return Err(oe(
+                "other",
+                format!(
+                    "expected src to have a size equal to the slice of self. src size = torch.Size({}), slice size = {}",
+                    show(sizes),
+                    show(&slice)
+                ),
+            )
+            .help("the earlier resize_ made this tensor a view of its storage in the analysis: resize_as_ it before that, or clone it first"));
+        }
+    }
     let t = it.m.t(me);
     let base_sizes = match it.m.provenance.parent(me) {
         Some(p) if it.m.t(p).storage == t.storage => {

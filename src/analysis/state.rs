@@ -142,8 +142,13 @@ pub struct Machine {
     /// Tensors an in-place view op (`t_`, `unsqueeze_`, `as_strided_`…)
     /// changed in the analysis: functionalization records it as a view
     /// meta (`mutate_view_meta`), so the wrapper counts as a view, which a
-    /// growing `resize_()` refuses. Few.
+    /// growing `resize_()` refuses. A `resize_()` that fits the storage is
+    /// such a view op too. Few.
     pub viewed_in_place: rustc_hash::FxHashSet<TensorId>,
+    /// Tensors whose last view meta is a `resize_()` that fit the storage
+    /// (`as_strided(size, contiguous_strides(size))`), with its sizes: its
+    /// inverse, `as_strided_scatter`, takes only a value of those sizes.
+    pub resize_views: rustc_hash::FxHashMap<TensorId, Dims>,
     /// While `__setitem__` runs its index_put_ (which it has checked).
     pub setitem_index_put: bool,
     /// How many unbacked sizes the analysis made (`unbacked_size`).
@@ -286,6 +291,7 @@ impl Machine {
             view_args: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
+            resize_views: Default::default(),
             setitem_index_put: false,
             unbacked: 0,
             unfold_windows: Default::default(),
