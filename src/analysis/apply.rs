@@ -4142,7 +4142,8 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
     let nd = t.sizes().len();
-    if op.rule == "tensor_split" && nd == 0 {
+    // (tensor_split, CompositeImplicit, checks the dims Python sees.)
+    if op.rule == "tensor_split" && (nd == 0 || it.m.python_geometry(me).sizes().is_empty()) {
         return Err(oe(
             "other",
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
@@ -10087,6 +10088,12 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let x = a.tensor("input")?;
     let w = a.tensor("weight")?;
     let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
+    // at::conv2d (CompositeImplicit) reads the input's dims as Python sees
+    // them (stale after set_()).
+    let seen = it.m.python_geometry(x).sizes().clone();
+    if !(seen.len() == 3 || seen.len() == 4) {
+        return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(&seen))));
+    }
     let batched = xt.sizes().len() == 4;
     if !(xt.sizes().len() == 3 || batched) {
         return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(xt.sizes()))));
