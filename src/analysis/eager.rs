@@ -203,6 +203,31 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
+        // The node's gradient then reaches the AccumulateGrad of a leaf it
+        // took, which refuses a variable that has a grad_fn since: a
+        // detach_()ed leaf written in place with an operand that requires
+        // grad (AccumulateGrad::apply).
+        if let Some(leaves) = m.accumulator_edges.get(&n) {
+            if let Some(g) = leaves.iter().find_map(|&l| m.tensors[l].grad_fn) {
+                let d = Diagnostic::error(
+                    "other",
+                    "leaf variable has been moved into the graph interior",
+                    m.nodes[g].span,
+                )
+                .with_label("this in-place op gave a leaf that an earlier op took a grad_fn")
+                .with_secondary(
+                    m.nodes[n].span,
+                    "backward of this op accumulates into that leaf",
+                )
+                .with_help(
+                    "write into a clone of the leaf, or take the earlier op after the write",
+                );
+                return EagerPrediction {
+                    forward_error: None,
+                    backward_error: Some(d),
+                };
+            }
+        }
     }
     EagerPrediction::default()
 }
