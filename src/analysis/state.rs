@@ -1117,18 +1117,22 @@ impl Machine {
             return Ok(None);
         }
         let mut next = smallvec::SmallVec::<[NodeId; 2]>::new();
+        // Eager only (`note_accumulator`).
+        let eager = self.mode == Mode::Eager;
         let mut leaves = smallvec::SmallVec::<[TensorId; 2]>::new();
         for &i in &present {
             if let Some(n) = self.grad_fn(i)? {
                 next.push(n);
-            } else {
+            } else if eager {
                 leaves.push(i);
             }
         }
-        // (After the loop: reading a later input's grad_fn may make a node.)
-        self.pending_accumulator_edges.clear();
-        for leaf in leaves {
-            self.note_accumulator(leaf);
+        if eager {
+            // (After the loop: reading a later input's grad_fn may make a node.)
+            self.pending_accumulator_edges.clear();
+            for leaf in leaves {
+                self.note_accumulator(leaf);
+            }
         }
         Ok(Some(next))
     }
