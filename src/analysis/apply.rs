@@ -10094,11 +10094,25 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     if !(seen.len() == 3 || seen.len() == 4) {
         return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(&seen))));
     }
+    let wdim = wt.sizes().len();
+    if seen.len() != xt.sizes().len() && wdim == 4 {
+        // It batches (unsqueeze(0)) the real input by the rank Python
+        // sees; _convolution then checks the real rank against the weight's.
+        let given: Dims = if seen.len() == 4 {
+            xt.sizes().clone()
+        } else {
+            std::iter::once(SymInt::int(1))
+                .chain(xt.sizes().iter().cloned())
+                .collect()
+        };
+        if given.len() != 4 {
+            return Err(oe("other", format!("Expected 4-dimensional input for 4-dimensional weight {}, but got {}-dimensional input of size {} instead", show(wt.sizes()), given.len(), show(&given))));
+        }
+    }
     let batched = xt.sizes().len() == 4;
     if !(xt.sizes().len() == 3 || batched) {
         return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(xt.sizes()))));
     }
-    let wdim = wt.sizes().len();
     if wdim != 4 && matches!(a.get("padding"), Value::Str(p) if &**p == "same") {
         // _convolution_mode checks the ranks before anything else.
         let batched_sizes = if batched {
