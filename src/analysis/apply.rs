@@ -1323,6 +1323,10 @@ struct Pointwise {
     /// another dtype is replaced by `input.to(common)` before the strides
     /// are computed.
     common: DType,
+    /// The analysis's add/sub with an alpha: torch._refs' add multiplies
+    /// the broadcast `other` by alpha first (`prims.mul(b, alpha)`), so
+    /// the op sees that product, laid out by the expanded `other` alone.
+    scaled: Option<TensorId>,
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
@@ -1377,6 +1381,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         dtype,
         tensors,
         common,
+        scaled: None,
     })
 }
 
@@ -1610,14 +1615,24 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
             op.trim_end_matches('_'),
             "round" | "sigmoid" | "silu" | "lerp" | "addcmul" | "addcdiv" | "where"
         );
-    let converted = upcast || p.tensors.iter().any(|&t| m.tensors[t].dtype != p.common);
+    let converted =
+        upcast || p.scaled.is_some() || p.tensors.iter().any(|&t| m.tensors[t].dtype != p.common);
     let strides = if converted {
         // `.to(common)` keeps a dense input's strides and lays a non-dense
         // one (expanded, stepped) out densely (preserve_format): its zero
         // strides no longer step aside in the permutation.
         let mut owned: smallvec::SmallVec<[(Dims, Dims); 4]> = smallvec::SmallVec::new();
-        for &t in &p.tensors {
-            let t = &m.tensors[t];
+        for &id in &p.tensors {
+            let t = &m.tensors[id];
+            if p.scaled == Some(id) {
+                let me = IterOperand {
+                    sizes: t.sizes(),
+                    strides: t.strides(),
+                };
+                let product = shape::iterator_output_strides(&p.sizes, &[me], true, &mut m.sizes)?;
+                owned.push((p.sizes.clone(), product));
+                continue;
+            }
             let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
             // (_to_copy keeps a dense input's strides exactly, size-1 dims too.)
             let strides = if (upcast || t.dtype != p.common)
@@ -7882,6 +7897,24 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 "arguments",
                 format!("{}() needs at least one tensor argument", op.name),
             ));
+        }
+        if it.m.mode == Mode::Analysis
+            && fast_layout.is_none()
+            && matches!(op.name, "add" | "sub" | "subtract")
+            && p.tensors.len() == 2
+            && matches!(a.get("other"), Value::Tensor(_))
+        {
+            // (An alpha of 1 is the default, which __torch_dispatch__ does
+            // not pass on.)
+            let alpha = match a.get("alpha") {
+                Value::Int(i) => i.as_int().map(|i| i as f64),
+                Value::Float(f) => Some(*f),
+                Value::Bool(b) => Some(f64::from(u8::from(*b))),
+                _ => None,
+            };
+            if alpha.is_some_and(|x| x != 1.0) {
+                p.scaled = Some(p.tensors[1]);
+            }
         }
         let mut meta = pointwise_meta(it, op.name, p)?;
         if let Some(format) = fast_layout {
