@@ -6050,6 +6050,27 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             ViewResult::View(m) => m,
         },
     };
+    // FunctionalTensorMode also runs an in-place view op on the Python
+    // wrapper itself (`as_strided_` underneath), whose storage is its
+    // base's: a layout past its end (an as_strided view the analysis
+    // accepted) is refused there (tests/oracle/as_strided_view_bounds.tp).
+    // (The wrapper's own layout is the one Python sees.)
+    if it.m.mode == Mode::Analysis && !resize && op.name != "as_strided_" {
+        // Where they differ (a write re-laid the value, set_() swapped the
+        // storage), tpi does not check.
+        let differ = it.m.python_geom.contains_key(&me) || it.m.pending_values.contains_key(&me);
+        let wrapper = (!differ).then(|| meta.clone());
+        let overrun = wrapper.as_ref().and_then(|w| {
+            it.m.storage_overrun(t.storage, &w.sizes, &w.strides, &w.offset, t.dtype)
+                .map(|o| (o, w))
+        });
+        if let Some(((need, have), meta)) = overrun {
+            return Err(oe(
+                "other",
+                format!("setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(&meta.sizes), show(&meta.strides), meta.offset, t.dtype.itemsize()),
+            ));
+        }
+    }
     // Under inference_mode, resize_as_ is a data mutation of the base (see
     // below) and a resize_ that grows the storage replaces it, leaving a
     // base: wrapping either registers the storage. Any other metadata change
