@@ -32,6 +32,26 @@ fn no_dims_error(d: impl std::fmt::Display) -> OpError {
     )
 }
 
+/// Does eager argmax/argmin reach its dtype-dispatched kernel?
+/// argmax_argmin_impl fills zeros for a reduced dim of size 1, and runs
+/// nothing on no elements.
+fn argmax_runs_kernel(it: &Interp, t: &Tensor, a: &Args) -> bool {
+    let sizes = t.sizes();
+    if sizes.iter().any(|s| s.as_int() == Some(0)) {
+        return false;
+    }
+    match a.get("dim") {
+        Value::Int(d) => match d.as_int() {
+            Some(d) => shape::wrap_dim(d, sizes.len())
+                .ok()
+                .and_then(|w| sizes.get(w))
+                .is_none_or(|s| it.m.sizes.env.hint(s) != Some(1)),
+            None => true,
+        },
+        _ => true,
+    }
+}
+
 /// AT_DISPATCH's refusal of a dtype an eager CPU kernel is not built for.
 fn not_implemented_for(kernel: &str, dtype: DType) -> OpError {
     oe(
@@ -401,7 +421,9 @@ fn cpu_kernel_dtype_error(it: &Interp, op: &OpDef, a: &Args) -> Option<OpError> 
             (_, "amin") => missing("min_values_cpu"),
             (_, "max" | "min") if no_dim => missing(&format!("{base}_all")),
             (_, "max" | "min") => oe("other", format!("{base}(): does not support complex input")),
-            (_, "argmax" | "argmin") => missing(&format!("{base}_cpu")),
+            (_, "argmax" | "argmin") if argmax_runs_kernel(it, me, a) => {
+                missing(&format!("{base}_cpu"))
+            }
             (_, "sort" | "argsort" | "msort") => oe(
                 "other",
                 "Sort currently does not support complex dtypes on CPU.",
@@ -8083,7 +8105,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         "argmax" => {
             let t = need(&t, op)?;
-            if t.dtype == DType::Bool && it.m.mode == Mode::Eager {
+            if t.dtype == DType::Bool && it.m.mode == Mode::Eager && argmax_runs_kernel(it, t, a) {
                 return Err(not_implemented_for(&format!("{}_cpu", op.name), DType::Bool));
             }
             let dims = a.opt_int(it, "dim")?.map(|d| vec![d]);
