@@ -8952,6 +8952,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("dropout probability has to be between 0 and 1, but got {p}")));
             }
             let training = a.bool("training")?;
+            // (Eager's _dropout_impl also returns an empty input itself.)
+            let empty = it.m.t(x).sizes().iter().any(|s| s.as_int() == Some(0));
+            if it.m.mode == Mode::Eager && empty {
+                return Ok((vec![], Some(Value::Tensor(x))));
+            }
             if !training || p == 0.0 {
                 if it.m.mode == Mode::Eager {
                     // aten::dropout returns its input itself.
