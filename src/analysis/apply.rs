@@ -52,6 +52,19 @@ fn argmax_runs_kernel(it: &Interp, t: &Tensor, a: &Args) -> bool {
     }
 }
 
+/// setStorage's bounds check (`checkInBoundsForStorage`): a layout `meta`
+/// that reaches past the end of `storage`.
+fn check_storage_bounds(it: &Interp, storage: StorageId, meta: &Meta) -> OpResult<()> {
+    let (sizes, strides, offset) = (&meta.sizes, &meta.strides, &meta.offset);
+    match it.m.storage_overrun(storage, sizes, strides, offset, meta.dtype) {
+        Some((need, have)) => Err(oe(
+            "other",
+            format!("setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(sizes), show(strides), meta.dtype.itemsize()),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// AT_DISPATCH's refusal of a dtype an eager CPU kernel is not built for.
 fn not_implemented_for(kernel: &str, dtype: DType) -> OpError {
     oe(
@@ -2448,19 +2461,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 meta.offset = o.clone();
             }
             if checked {
-                let overrun = it.m.storage_overrun(
-                    t.storage,
-                    &meta.sizes,
-                    &meta.strides,
-                    &meta.offset,
-                    t.dtype,
-                );
-                if let Some((need, have)) = overrun {
-                    return Err(oe(
-                        "other",
-                        format!("setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(&meta.sizes), show(&meta.strides), meta.offset, t.dtype.itemsize()),
-                    ));
-                }
+                check_storage_bounds(it, t.storage, &meta)?;
             }
         }
         "expand" | "expand_as" => {
@@ -6081,16 +6082,8 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         // Where they differ (a write re-laid the value, set_() swapped the
         // storage), tpi does not check.
         let differ = it.m.python_geom.contains_key(&me) || it.m.pending_values.contains_key(&me);
-        let wrapper = (!differ).then(|| meta.clone());
-        let overrun = wrapper.as_ref().and_then(|w| {
-            it.m.storage_overrun(t.storage, &w.sizes, &w.strides, &w.offset, t.dtype)
-                .map(|o| (o, w))
-        });
-        if let Some(((need, have), meta)) = overrun {
-            return Err(oe(
-                "other",
-                format!("setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(&meta.sizes), show(&meta.strides), meta.offset, t.dtype.itemsize()),
-            ));
+        if !differ {
+            check_storage_bounds(it, t.storage, &meta)?;
         }
     }
     // Under inference_mode, resize_as_ is a data mutation of the base (see
@@ -8952,14 +8945,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", format!("dropout probability has to be between 0 and 1, but got {p}")));
             }
             let training = a.bool("training")?;
-            // (Eager's _dropout_impl also returns an empty input itself.)
             let empty = it.m.t(x).sizes().iter().any(|s| s.as_int() == Some(0));
-            if it.m.mode == Mode::Eager && empty {
-                return Ok((vec![], Some(Value::Tensor(x))));
-            }
-            if !training || p == 0.0 {
+            if !training || p == 0.0 || (it.m.mode == Mode::Eager && empty) {
                 if it.m.mode == Mode::Eager {
-                    // aten::dropout returns its input itself.
+                    // aten::dropout (_dropout_impl) returns its input
+                    // itself, an empty one too.
                     return Ok((vec![], Some(Value::Tensor(x))));
                 }
                 // The analysis runs torch/_decomp's dropout: `input.clone()`.

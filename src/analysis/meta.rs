@@ -876,7 +876,7 @@ pub fn collect(
         } else {
             tt.sizes()
                 .iter()
-                .any(|s| m.sizes.env.resolve(s).ok().and_then(|r| r.as_int()) == Some(0))
+                .any(|s| m.sizes.env.resolved_int(s) == Some(0))
         };
         let fmt = shape::suggest_memory_format(tt.sizes(), &strides, &mut m.sizes);
         let strides = if empty {

@@ -937,10 +937,7 @@ fn unfold_replay_strides(
     let n = view.base_sizes.len();
     // Sizes a guard has specialised (writing through an unfold does) count
     // as their values.
-    let int = |v: &SymInt| match v.as_int() {
-        Some(i) => Some(i),
-        None => s.env.resolve(v).ok()?.as_int(),
-    };
+    let int = |v: &SymInt| s.env.resolved_int(v);
     let (Some(size), Some(last)) = (int(&view.sizes[n]), int(&view.strides[n])) else {
         return Ok(None);
     };

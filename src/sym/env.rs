@@ -299,7 +299,13 @@ impl ShapeEnv {
         v.symbols()
             .iter()
             .all(|name| first.iter().any(|(s, _)| **s == **name))
-            && self.resolve(v).is_ok_and(|r| r.as_int().is_some())
+            && self.resolved_int(v).is_some()
+    }
+
+    /// `v`'s value, when it is an integer or the specialisations so far
+    /// make it one.
+    pub fn resolved_int(&self, v: &SymInt) -> Option<i64> {
+        v.as_int().or_else(|| self.resolve(v).ok()?.as_int())
     }
 
     /// `v` with the specialisations of the guards so far applied (as
