@@ -660,9 +660,15 @@ fn sync_args(it: &mut Interp, a: &Args) -> OpResult<()> {
 
 fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<Value> {
     // View ops read their input's value as it is; the reshape family
-    // decides in `reshape_to`.
+    // decides in `reshape_to`. So do in-place view ops (t_, transpose_,
+    // ...): functionalization appends them to the tensor's view metas
+    // without a sync (`Machine::mutate_metadata`); resize_ and resize_as_
+    // are mutations and sync (tests/oracle/inplace_view_no_sync.tp).
+    let inplace_view =
+        op.class == OpClass::InplaceMeta && !matches!(op.rule, "resize" | "resize_as");
     if !it.m.pending_values.is_empty()
         && !matches!(op.class, OpClass::View | OpClass::MultiView)
+        && !inplace_view
         && !matches!(op.rule, "reshape" | "reshape_as" | "flatten")
     {
         sync_args(it, &a).map_err(|e| op_error(e, span))?;

@@ -222,6 +222,9 @@ pub struct MetadataChange {
     /// How many tensors existed then: the ones made before it were made on
     /// the old geometry.
     pub made: usize,
+    /// How many times a write had re-laid the tensor's value then
+    /// (`relaid`): orders the two kinds of change between the same tensors.
+    pub relays: usize,
     /// The op's view rule.
     pub rule: &'static str,
     /// The geometry the change gave (`mutate_metadata`): a later write
@@ -919,15 +922,25 @@ impl Machine {
     }
 
     /// `t`'s geometry and storage offset when tensor `made` was made:
-    /// before the first in-place metadata change of `t` that came after.
+    /// before the first in-place metadata change of `t` that came after, or
+    /// before the first write that re-laid its value (`relaid`), whichever
+    /// came first.
     fn geometry_when_made(&self, t: TensorId, made: TensorId) -> (SharedGeometry, SymInt) {
         let change = self
             .metadata_changes
             .get(&t)
             .and_then(|changes| changes.iter().find(|c| c.made > made as usize));
-        match change {
-            Some(c) => (c.before.clone(), c.offset.clone()),
-            None => (self.tensors[t].geom.clone(), self.tensors[t].offset.clone()),
+        let relay = self.relaid.get(&t).and_then(|changes| {
+            changes
+                .iter()
+                .enumerate()
+                .find(|(_, (at, _))| *at > made as usize)
+        });
+        match (change, relay) {
+            (Some(c), Some((k, (_, g)))) if k < c.relays => (g.clone(), c.offset.clone()),
+            (Some(c), _) => (c.before.clone(), c.offset.clone()),
+            (None, Some((_, (_, g)))) => (g.clone(), self.tensors[t].offset.clone()),
+            (None, None) => (self.tensors[t].geom.clone(), self.tensors[t].offset.clone()),
         }
     }
 
@@ -2664,6 +2677,7 @@ impl Machine {
             before: t.geom.clone(),
             offset: t.offset.clone(),
             made: self.tensors.len(),
+            relays: self.relaid.get(&target).map_or(0, |r| r.len()),
             rule,
             after: None,
         };
