@@ -273,17 +273,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "random/regress_inference_mode_keyerror.tp:view_of_inference_base_ok",
         "unmodelled, see the comment",
     ),
-    // after set_(), Python reads the wrapper's stale sizes (modelled: shape/size()/dim(), in-place view ops,
-    // dynamic_dims, matmul/einsum/pad, indexing's rank and bounds); reshape, whose answers read the
-    // stale sizes in some programs and the real ones in others, is not
-    (
-        "random/regress_set_stale_sizes.tp:set_then_reshape_numel",
-        "unmodelled, see the comment",
-    ),
-    (
-        "random/regress_set_stale_sizes.tp:set_then_reshape_transposed",
-        "unmodelled, see the comment",
-    ),
     // With symbolic sizes, a tensor made by empty(memory_format=channels_last)
     // (clone(memory_format=channels_last) of a contiguous tensor) whose
     // layout is also contiguous reports is_contiguous(channels_last) False

@@ -4633,6 +4633,9 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             } else {
                 a.syms("shape")?
             };
+            if it.m.mode == Mode::Analysis && it.m.stale_python_sizes(me).is_some() {
+                return stale_reshape(it, me, target, span).map(Value::Tensor);
+            }
             let numel = it.m.numel(me)?;
             let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
             reshape_to(it, me, sizes, span)
@@ -4698,11 +4701,9 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
 /// after `set_`): the C++ composite runs inside the analysis's mode and
 /// reads the wrapper's rank and sizes to wrap the dims and make the new
 /// shape, and the `view` it ends in runs on the real sizes (and may refuse
-/// the shape). `None`: the sizes are not stale, the usual rule applies.
-/// (`reshape` itself is left to the usual rule: PyTorch's answers after
-/// `set_` read the real element count in one program and the stale one in
-/// another, tests/random/REPORT.md class 3.) Only the strides stale (after
-/// a write, `Machine::replace_value`): the usual rule, which reads them.
+/// the shape; `stale_reshape`). `None`: the sizes are not stale, the usual
+/// rule applies. Only the strides stale (after a write,
+/// `Machine::replace_value`): the usual rule, which reads them.
 fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>> {
     let me = a.tensor("self")?;
     let Some(sizes) = it.m.stale_python_sizes(me).cloned() else {
@@ -4711,15 +4712,7 @@ fn stale_flatten(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value
     let Some(shape) = flatten_shape(it, a, &sizes)? else {
         return Ok(Some(Value::Tensor(me)));
     };
-    let dims = Value::tuple(shape.into_iter().map(Value::Int).collect());
-    it.call_op(
-        "view",
-        smallvec::smallvec![Value::Tensor(me), dims],
-        Vec::new(),
-        span,
-    )
-    .map(Some)
-    .map_err(|d| OpError::new(d.code, d.message))
+    stale_reshape(it, me, shape, span).map(|t| Some(Value::Tensor(t)))
 }
 
 /// `chunk` of a tensor whose Python sizes are stale (after `set_`): C++'s
@@ -4936,12 +4929,12 @@ fn flatten_shape(it: &mut Interp, a: &Args, sizes: &[SymInt]) -> OpResult<Option
 }
 
 /// `reshape`: a view when `view` can express it, else a contiguous copy.
-/// The strides `reshape` and `contiguous()` decide on: in the analysis
-/// these decompose in Python and read the FunctionalTensor's own strides,
-/// which a write does not update (`Machine::python_geom`). Sizes made stale
-/// by `set_()` are left out: PyTorch's answers there mix both.
+/// The sizes and strides `reshape` and `contiguous()` decide on: in the
+/// analysis these composites run on the FunctionalTensor, whose own
+/// metadata a write or `set_()` does not update (`Machine::python_geom`;
+/// `stale_reshape` for the sizes).
 fn decomposition_geometry(m: &crate::analysis::state::Machine, me: TensorId) -> SharedGeometry {
-    if m.mode == Mode::Analysis && m.stale_python_sizes(me).is_none() {
+    if m.mode == Mode::Analysis {
         m.python_geometry(me).clone()
     } else {
         m.tensors[me].geometry().clone()
@@ -8338,8 +8331,19 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // helper asks `is_contiguous()` (guards on size-1 dims) even
                 // when should_fold returned early for a t2 that requires grad.
                 let folded = [it.m.sizes.prod(&t.sizes()[..d1 - 1])?, t.sizes()[d1 - 1].clone()];
-                let t1 = decomposition_geometry(&it.m, me.unwrap_or(o));
-                shape::compute_stride(t1.sizes(), t1.strides(), &folded, &mut it.m.sizes)?;
+                let x = me.unwrap_or(o);
+                let t1 = decomposition_geometry(&it.m, x);
+                let s = &mut it.m.sizes;
+                let viewed = shape::compute_stride(t1.sizes(), t1.strides(), &folded, s)?;
+                // Where the wrapper's strides are not the value's, the view
+                // it chose runs on the value (tests/oracle/stale_reshape.tp).
+                let real = it.m.tensors[x].geometry().clone();
+                if real != t1 && viewed.is_some() {
+                    let (sizes, strides) = (real.sizes(), real.strides());
+                    if shape::ref_view_geometry(sizes, strides, &folded, &mut it.m.sizes)?.is_none() {
+                        return Err(view_stride_error(sizes, strides, &folded));
+                    }
+                }
                 let out = it.m.fresh(meta.clone(), span, "matmul");
                 it.m.record_history("matmul", false, &named_inputs(a), &[out], span)?;
                 let lead = if d2 == 2 { meta.sizes.len() - 1 } else { meta.sizes.len() };
@@ -9832,15 +9836,29 @@ fn stale_matmul(it: &mut Interp, x: TensorId, y: TensorId, span: Span) -> OpResu
     )
 }
 
-/// C++ `reshape` on a tensor whose Python sizes are stale: the shape and
-/// the view-or-copy choice come from the wrapper's sizes and strides, and
-/// the `view` (or the copy's `_unsafe_view`) runs on the real ones.
-fn stale_reshape(it: &mut Interp, t: TensorId, shape: Dims, span: Span) -> OpResult<TensorId> {
-    let dims = Value::tuple(shape.iter().map(|s| Value::Int(s.clone())).collect());
+/// C++ `reshape_symint` (TensorShape.cpp) on a tensor whose Python sizes
+/// `set_()` left stale (`Machine::python_geom`): it runs on the wrapper. A
+/// contiguous wrapper takes the fast path, `view(proposed)`, which runs on
+/// the value (its element count, its strides, which may refuse). Otherwise
+/// the shape is inferred from the wrapper's element count and
+/// `computeStride` decides on the wrapper's strides: a `view` of the value
+/// again, or a copy of the value `_unsafe_view`ed to the shape
+/// (tests/oracle/stale_reshape.tp).
+fn stale_reshape(it: &mut Interp, t: TensorId, proposed: Dims, span: Span) -> OpResult<TensorId> {
+    let view = |it: &mut Interp, shape: &Dims| {
+        let dims = Value::tuple(shape.iter().map(|s| Value::Int(s.clone())).collect());
+        tensor_op(it, "view", smallvec![Value::Tensor(t), dims], span)
+    };
     let geom = it.m.python_geometry(t).clone();
-    let viewable = shape::compute_stride(geom.sizes(), geom.strides(), &shape, &mut it.m.sizes)?;
-    if viewable.is_some() {
-        return tensor_op(it, "view", smallvec![Value::Tensor(t), dims], span);
+    let (sizes, strides) = (geom.sizes(), geom.strides());
+    let s = &mut it.m.sizes;
+    if shape::is_contiguous_as(sizes, strides, MemoryFormat::Contiguous, s) {
+        return view(it, &proposed);
+    }
+    let numel = s.prod(sizes)?;
+    let shape = shape::infer_size(&proposed, &numel, s)?;
+    if shape::compute_stride(sizes, strides, &shape, s)?.is_some() {
+        return view(it, &shape);
     }
     let copy = tensor_op(it, "clone", smallvec![Value::Tensor(t)], span)?;
     unsafe_view(it, copy, shape, span)
