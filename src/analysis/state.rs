@@ -562,6 +562,15 @@ impl Machine {
                 shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
             }
             let replayed = match op {
+                // The base lost its dims since (`set_`, `resize_`...); narrow
+                // is a slice to autograd.
+                "slice" | "narrow" if sizes.is_empty() => {
+                    return Err(OpError::new(
+                        "other",
+                        "slice() cannot be applied to a 0-dim tensor.",
+                    )
+                    .help(REPLAY_HELP));
+                }
                 // slice(d, 0, sys.maxsize) keeps every dim as it is.
                 "slice" | "narrow" if full_slice.is_some() => (sizes.clone(), strides.clone()),
                 "slice" | "narrow" => {
