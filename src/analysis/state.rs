@@ -1613,9 +1613,27 @@ impl Machine {
             let Some((made, strides)) = self.undo_metadata_changes(child, old, strides)? else {
                 return Ok(());
             };
+            let op = self.tensors[child].origin_op.as_str();
+            let changed_since = self
+                .metadata_changes
+                .get(&parent)
+                .is_some_and(|c| c.iter().any(|c| c.made > child as usize));
+            if changed_since {
+                // The parent's in-place metadata ops since the view was made
+                // are not among the view's metas: its `view` inverse goes
+                // back to the parent's sizes of then.
+                let (then, _) = self.geometry_when_made(parent, child);
+                let step = view_step(op, &then, &made);
+                if shape::view_inverse_strides(&step, &strides, &mut self.sizes)?.is_none()
+                    && step.is_reshape()
+                    && self.sizes.prod(made.sizes())? == self.sizes.prod(then.sizes())?
+                {
+                    return Err(view_inverse_error(made.sizes(), &strides, then.sizes()));
+                }
+            }
             let base = self.tensors[parent].geom.clone();
             let (on, made) = self.step_geometries(parent, child, &base, made);
-            let step = view_step(self.tensors[child].origin_op.as_str(), &on, &made);
+            let step = view_step(op, &on, &made);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 Some(next) => chain.push((parent, base, next)),
                 // The inverse of a `view` is a `view` back to the base's
@@ -1623,8 +1641,12 @@ impl Machine {
                 None if step.is_reshape()
                     && self.sizes.prod(made.sizes())? == self.sizes.prod(base.sizes())? =>
                 {
-                    return Err(view_stride_error(made.sizes(), &strides, base.sizes())
-                    .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it"));
+                    if changed_since {
+                        // Checked above on the sizes of then; tpi does not
+                        // follow the layouts further up.
+                        return Ok(());
+                    }
+                    return Err(view_inverse_error(made.sizes(), &strides, base.sizes()));
                 }
                 // Scattered into a root that nothing re-lays (no
                 // pending value, no in-place metadata op, no
@@ -3055,6 +3077,13 @@ const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, who
 
 /// torch._refs' `_reshape_view_helper` refusing a view the strides do not
 /// allow (as a replayed or inverse view meets it).
+/// A write's `view` inverse (`view` back to the base's sizes) that the
+/// written value's strides do not allow.
+fn view_inverse_error(sizes: &[SymInt], strides: &[SymInt], base: &[SymInt]) -> OpError {
+    view_stride_error(sizes, strides, base)
+        .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it")
+}
+
 pub(crate) fn view_stride_error(
     sizes: &[SymInt],
     strides: &[SymInt],
