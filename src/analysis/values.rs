@@ -274,6 +274,8 @@ pub fn after_functional(
         "add" => "add_",
         "sub" | "subtract" => "sub_",
         "mul" | "multiply" => "mul_",
+        "minimum" => "minimum",
+        "maximum" => "maximum",
         "clone" | "contiguous" | "to" | "long" | "int" | "short" | "flatten" | "reshape"
         | "positive" => return base(),
         _ => return None,
@@ -342,7 +344,7 @@ fn modelled(
                 Some(hi.map_or(v, |hi| v.min(hi)))
             })
         }
-        "add_" | "sub_" | "mul_" => {
+        "add_" | "sub_" | "mul_" | "minimum" | "maximum" => {
             let alpha = match get("alpha") {
                 Value::None => 1,
                 v => int(&v)?,
@@ -351,6 +353,8 @@ fn modelled(
                 match op {
                     "add_" => a.checked_add(b.checked_mul(alpha)?),
                     "sub_" => a.checked_sub(b.checked_mul(alpha)?),
+                    "minimum" => Some(a.min(b)),
+                    "maximum" => Some(a.max(b)),
                     _ => a.checked_mul(b),
                 }
             };
