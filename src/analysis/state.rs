@@ -79,6 +79,12 @@ pub struct Machine {
     /// `reshape`/`contiguous()` decide between a view and a copy on the
     /// strides from before the write.
     pub python_geom: rustc_hash::FxHashMap<TensorId, SharedGeometry>,
+    /// The analysis's tensors whose Python wrapper's storage is not their
+    /// value's: `set_()` swaps the FunctionalTensorWrapper's storage but not
+    /// the wrapper subclass's, which keeps the one it was made with (what
+    /// the in-place `as_strided_` on the wrapper is checked against), and
+    /// its storage offset.
+    pub python_storage: rustc_hash::FxHashMap<TensorId, (StorageId, SymInt)>,
     /// The analysis's tensors whose value a write left out of date
     /// (FunctionalTensorWrapper's generation behind its storage's): the
     /// value `sync` gives them, regenerated from the storage's new base by
@@ -280,6 +286,7 @@ impl Machine {
             int_values: Default::default(),
             view_entry: false,
             python_geom: Default::default(),
+            python_storage: Default::default(),
             pending_values: Default::default(),
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
