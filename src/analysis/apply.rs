@@ -5239,8 +5239,16 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     } else {
         &other_ids[..]
     };
-    it.m.check_inplace(me, checked)
-        .map_err(|e| op_error(e, span))?;
+    // An inference tensor's version bump (ADInplaceOrView, after the
+    // kernel) refuses the write: the kernel's own shape, dtype and overlap
+    // errors come first (tests/oracle/inference_inplace_order.tp).
+    let refused = match it.m.check_inplace(me, checked) {
+        Err(e) if e.code == "inference-tensor" => Some(e),
+        r => {
+            r.map_err(|e| op_error(e, span))?;
+            None
+        }
+    };
     let t = {
         let t = it.m.t(me);
         InplaceTarget {
@@ -5388,6 +5396,9 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             .map_err(|e| op_error(e, span))?;
     }
     index_op_overlaps(it, op.name, &a, me).map_err(|e| op_error(e, span))?;
+    if let Some(e) = refused {
+        return Err(op_error(e, span));
+    }
     let name = OpTable::get().inplace_name(op.name);
     let values = if it.m.mode == Mode::Eager && t.dtype.is_integral() {
         super::values::after_inplace(&it.m, name, &|k: &str| a.get(k).clone(), me)
