@@ -5397,6 +5397,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     }
     index_op_overlaps(it, op.name, &a, me).map_err(|e| op_error(e, span))?;
     if let Some(e) = refused {
+        // (So does functionalization's frozen-storage check.)
+        it.m.check_not_frozen(me).map_err(|e| op_error(e, span))?;
         return Err(op_error(e, span));
     }
     let name = OpTable::get().inplace_name(op.name);
@@ -6292,15 +6294,16 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
                 }
                 return Ok(Value::Tensor(me));
             }
-            // TensorImpl::set_requires_grad, before AutogradMeta's dtype check.
-            if b && it.m.t(me).is_inference && !it.m.inference_mode {
-                return Err(oe("other", "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."));
-            }
+            // THPVariable_requires_grad_ checks the dtype, then
+            // TensorImpl::set_requires_grad refuses an inference tensor.
             if b && !it.m.t(me).dtype.can_require_grad() {
                 return Err(oe(
                     "requires-grad-dtype",
-                    "only Tensors of floating point and complex dtype can require gradients",
+                    "only Tensors of floating point dtype can require gradients",
                 ));
+            }
+            if b && it.m.t(me).is_inference && !it.m.inference_mode {
+                return Err(oe("other", "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."));
             }
             it.m.tensors[me].requires_grad_flag = b;
             Ok(Value::Tensor(me))

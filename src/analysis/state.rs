@@ -2437,10 +2437,7 @@ impl Machine {
         // Autograd collects the edges (regenerating a stale view's node)
         // before functionalization sees the write.
         let next = self.next_edges_for(&inputs, result_dtype)?;
-        if self.mode == Mode::Analysis && self.storages[t.storage].frozen.is_some() {
-            return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
-                .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
-        }
+        self.check_not_frozen(target)?;
         let records = next.is_some();
         self.provenance.data(
             target,
@@ -2723,6 +2720,17 @@ impl Machine {
             .entry(target)
             .or_default()
             .push(change);
+    }
+
+    /// Functionalization refuses to write a storage that `set_()` swapped
+    /// away (the analysis only).
+    pub fn check_not_frozen(&self, target: TensorId) -> OpResult<()> {
+        let storage = self.tensors[target].storage;
+        if self.mode == Mode::Analysis && self.storages[storage].frozen.is_some() {
+            return Err(OpError::new("frozen-storage", "cannot mutate tensors with frozen storage")
+                .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
+        }
+        Ok(())
     }
 
     /// Records an in-place metadata change (`t_`, `unsqueeze_`, `as_strided_`…).
