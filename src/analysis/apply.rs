@@ -6223,6 +6223,10 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 it.m.python_geom.entry(me).or_insert(geom);
                 let offset = it.m.t(me).offset.clone();
                 it.m.python_storage.entry(me).or_insert((old, offset));
+                if src != me {
+                    let made = it.m.tensors.len();
+                    it.m.set_sources.insert(me, (src, made));
+                }
                 // Views made before replay their ops on the new geometry
                 // when autograd regenerates their node.
                 it.m.record_metadata_change(me, "set_");

@@ -85,6 +85,10 @@ pub struct Machine {
     /// the in-place `as_strided_` on the wrapper is checked against), and
     /// its storage offset.
     pub python_storage: rustc_hash::FxHashMap<TensorId, (StorageId, SymInt)>,
+    /// The analysis's tensors `set_()` gave another's value and view metas
+    /// (FunctionalTensorWrapper::set__impl): the source, and how many
+    /// tensors existed then (views made before keep the old metas).
+    pub set_sources: rustc_hash::FxHashMap<TensorId, (TensorId, usize)>,
     /// The analysis's tensors whose value a write left out of date
     /// (FunctionalTensorWrapper's generation behind its storage's): the
     /// value `sync` gives them, regenerated from the storage's new base by
@@ -287,6 +291,7 @@ impl Machine {
             view_entry: false,
             python_geom: Default::default(),
             python_storage: Default::default(),
+            set_sources: Default::default(),
             pending_values: Default::default(),
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
@@ -2100,7 +2105,30 @@ impl Machine {
         if self.unfold_windows.is_empty() {
             return Ok(());
         }
-        for (view, parent) in self.view_parents(target) {
+        // The view metas from `target` up: a tensor `set_()` gave another's
+        // has that one's (tests/oracle/unfold_writes.tp).
+        let mut metas: smallvec::SmallVec<[(TensorId, TensorId); 4]> = smallvec::SmallVec::new();
+        // `at`: when the metas being followed were taken (a view takes its
+        // parent's when it is made).
+        let (mut cur, mut at) = (target, usize::MAX);
+        let mut jumps = 0;
+        while metas.len() < 10_000 {
+            if let Some(&(source, made)) = self.set_sources.get(&cur) {
+                // (set_() calls with no tensor made between them tie on
+                // `made`: the jumps are bounded.)
+                if made <= at && jumps < 64 {
+                    (cur, at) = (source, made);
+                    jumps += 1;
+                    continue;
+                }
+            }
+            let Some(parent) = self.provenance.parent(cur) else {
+                break;
+            };
+            metas.push((cur, parent));
+            (cur, at) = (parent, cur as usize);
+        }
+        for (view, parent) in metas {
             let (v, p) = (&self.tensors[view], &self.tensors[parent]);
             if v.storage != p.storage {
                 break;
