@@ -789,19 +789,11 @@ impl Machine {
                     // A `view(..., -1, ...)` keeps its -1: inferred again.
                     let mut c_sizes = c_sizes.clone();
                     if let Some(ViewArg::InferredViewDim(k)) = arg {
-                        let others = c_sizes
-                            .iter()
-                            .enumerate()
-                            .filter(|&(i, _)| i != k as usize)
-                            .try_fold(1i64, |acc, (_, d)| acc.checked_mul(d.as_int()?));
-                        if let (Some(others), Some(n)) = (others, numel.as_int()) {
-                            if others != 0 && n % others == 0 {
-                                c_sizes[k as usize] = SymInt::int(n / others);
-                            } else {
-                                c_sizes[k as usize] = SymInt::int(-1);
-                                return Err(invalid_shape_error(&c_sizes, &numel).help(REPLAY_HELP));
-                            }
+                        if let Some(d) = c_sizes.get_mut(k as usize) {
+                            *d = SymInt::int(-1);
                         }
+                        c_sizes = shape::infer_size(&c_sizes, &numel, &mut self.sizes)
+                            .map_err(|e| e.help(REPLAY_HELP))?;
                     }
                     let target = self.sizes.prod(&c_sizes)?;
                     if !self.sizes.eq(&numel, &target) {
