@@ -4837,6 +4837,12 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 }
             }
             if let Some(sizes) = it.m.stale_python_sizes(*me).cloned() {
+                // A 1-d wrapper's flatten() is the tensor itself, which
+                // is then unsqueezed at dim 1: a 0-d value refuses that
+                // (tests/oracle/set_stale_repeat_interleave_dim.tp).
+                if sizes.len() == 1 {
+                    shape::wrap_dim(1, it.m.t(*me).sizes().len() + 1)?;
+                }
                 let stale = it.m.sizes.prod(&sizes)?;
                 let real = it.m.numel(*me)?;
                 if let (true, Some(n), Some(r)) = (sizes.len() != 1, stale.as_int(), real.as_int())
