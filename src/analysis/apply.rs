@@ -658,6 +658,19 @@ fn sync_args(it: &mut Interp, a: &Args) -> OpResult<()> {
     a.v.iter().try_for_each(|v| sync_value(it, v))
 }
 
+/// `Machine::read_value` of a non-view op's tensor arguments.
+fn read_args(it: &mut Interp, a: &Args) {
+    fn read(m: &mut crate::analysis::state::Machine, v: &Value) {
+        match v {
+            Value::Tensor(t) => m.read_value(*t),
+            Value::Tuple(items) => items.iter().for_each(|v| read(m, v)),
+            Value::List(items) => items.borrow().iter().for_each(|v| read(m, v)),
+            _ => {}
+        }
+    }
+    a.v.iter().for_each(|v| read(&mut it.m, v));
+}
+
 fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<Value> {
     // View ops read their input's value as it is; the reshape family
     // decides in `reshape_to`. So do in-place view ops (t_, transpose_,
@@ -666,12 +679,18 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     // are mutations and sync (tests/oracle/inplace_view_no_sync.tp).
     let inplace_view =
         op.class == OpClass::InplaceMeta && !matches!(op.rule, "resize" | "resize_as");
-    if !it.m.pending_values.is_empty()
-        && !matches!(op.class, OpClass::View | OpClass::MultiView)
+    let syncs = !matches!(op.class, OpClass::View | OpClass::MultiView)
         && !inplace_view
-        && !matches!(op.rule, "reshape" | "reshape_as" | "flatten")
-    {
+        && !matches!(op.rule, "reshape" | "reshape_as" | "flatten");
+    if syncs && !it.m.pending_values.is_empty() {
         sync_args(it, &a).map_err(|e| op_error(e, span))?;
+    }
+    // (set_() and the autograd flags read no value.)
+    if syncs
+        && !it.m.fresh_values.is_empty()
+        && !matches!(op.class, OpClass::Storage | OpClass::Autograd)
+    {
+        read_args(it, &a);
     }
     if op.scalar_params {
         tensor_scalars(it, &a).map_err(|e| op_error(e, span))?;
@@ -5002,6 +5021,7 @@ fn reshape_to(it: &mut Interp, me: TensorId, sizes: Dims, span: Span) -> OpResul
         None => {
             // The copy (`clone`) syncs.
             m.sync(me)?;
+            m.read_value(me);
             let sizes = shape::ref_view_sizes(geom.sizes(), None, sizes, &mut m.sizes)?;
             let meta = it.m.contiguous_meta(sizes, dtype)?;
             let out =
@@ -6075,6 +6095,8 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 // storage is a view of it (tests/oracle/resize_view_meta.tp).
                 if grown {
                     it.m.resize_views.remove(&me);
+                    // A new value, on a new storage.
+                    it.m.fresh_values.remove(&me);
                 } else {
                     it.m.resize_views.insert(me, sizes.clone());
                     it.m.viewed_in_place.insert(me);
@@ -6232,6 +6254,11 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 if src != me {
                     let made = it.m.tensors.len();
                     it.m.set_sources.insert(me, (src, made));
+                    // set__impl takes the source's value as it is.
+                    match it.m.fresh_values.get(&src).copied() {
+                        Some(fresh) => it.m.fresh_values.insert(me, fresh),
+                        None => it.m.fresh_values.remove(&me),
+                    };
                 }
                 // Views made before replay their ops on the new geometry
                 // when autograd regenerates their node.

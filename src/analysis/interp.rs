@@ -2127,6 +2127,9 @@ impl<'a> Interp<'a> {
         let id = self.m.fresh(meta, span, "input");
         let st = self.m.tensors[id].storage;
         self.m.storages[st].input = u32::try_from(index).ok();
+        if self.m.mode == Mode::Analysis {
+            self.m.fresh_values.insert(id, (st, 0));
+        }
         self.m.seed_input_values(id);
         self.m.tensors[id].input_number = u32::try_from(index + 1)
             .ok()

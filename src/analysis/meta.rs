@@ -512,11 +512,12 @@ pub fn collect(
                 let (mutations, mutations_omitted) = input_mutations(m, &events, *id, t.storage);
                 let raw_data = st.mutations > 0;
                 // has_metadata_mutation(check_only_storage_mutation): a set_()
-                // happened and the inner tensor's storage is not the input's.
-                // A set_() back onto the input's own storage counts too when
-                // the storage was written: a data mutation replaces the inner
-                // tensor with a fresh one (pytorch's "pessimistic" note).
-                let storage_changed = t.storage_changed && (*storage != t.storage || raw_data);
+                // happened and the inner tensor's storage is not the input's:
+                // its value is no longer a view of the input's own value
+                // (`fresh_values`: a write replaced it, or a sync after a
+                // write regenerated it; tests/oracle/set_to_unsynced_view.tp).
+                let kept = m.fresh_values.get(id).is_some_and(|&(s, _)| s == *storage);
+                let storage_changed = t.storage_changed && !kept;
                 // has_metadata_mutation: a storage swapped by set_() is a
                 // metadata mutation; otherwise a flagged tensor's value
                 // (`_from_functional_tensor(f_arg.elem)`: the functional
