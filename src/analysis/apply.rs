@@ -6084,6 +6084,10 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                 (Some(MemoryFormat::Preserve), None) => {
                     return Err(oe("other", "Unsupported memory format Preserve"));
                 }
+                // The analysis's resize_as (torch._decomp) resizes to a
+                // contiguous layout when no format is given
+                // (tests/oracle/resize_as_layout.tp).
+                (None, Some(_)) if it.m.mode == Mode::Analysis => Some(MemoryFormat::Contiguous),
                 (f, _) => f,
             };
             if op.rule == "resize_as" && it.m.mode == Mode::Analysis {
@@ -6153,6 +6157,14 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     if op.rule == "resize_as" {
         // Functionalization turns resize_as_ into a data mutation (no metadata flag).
         it.m.mutate_data(me, "resize_as_", &[], span)?;
+        if it.m.mode == Mode::Analysis
+            && *t.strides() != meta.strides
+            && it.m.sizes.eq_dims(t.sizes(), &meta.sizes)
+        {
+            // Its value is laid out anew; the Python wrapper keeps its
+            // strides (`Machine::python_geom`).
+            it.m.python_geom.entry(me).or_insert(t.geometry().clone());
+        }
         let geom = it.m.geometry(meta.sizes, meta.strides);
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
