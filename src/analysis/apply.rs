@@ -2488,20 +2488,21 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
             // The analysis's as_strided_ is refused by the Python wrapper,
             // whose storage and offset set_() did not swap
             // (tests/oracle/as_strided_after_set.tp).
-            let wrapper = match it.m.mode {
-                Mode::Analysis => it.m.python_storage.get(&a.tensor("self")?).cloned(),
-                Mode::Eager => None,
-            };
-            match wrapper {
-                Some((storage, offset)) if checked => {
-                    let mut meta = meta.clone();
-                    if matches!(a.get("storage_offset"), Value::None) {
-                        meta.offset = offset;
+            if checked {
+                let wrapper = match it.m.mode {
+                    Mode::Analysis => it.m.python_storage.get(&a.tensor("self")?).cloned(),
+                    Mode::Eager => None,
+                };
+                match wrapper {
+                    Some((storage, offset)) => {
+                        let mut meta = meta.clone();
+                        if matches!(a.get("storage_offset"), Value::None) {
+                            meta.offset = offset;
+                        }
+                        check_storage_bounds(it, storage, &meta)?;
                     }
-                    check_storage_bounds(it, storage, &meta)?;
+                    None => check_storage_bounds(it, t.storage, &meta)?,
                 }
-                _ if checked => check_storage_bounds(it, t.storage, &meta)?,
-                _ => {}
             }
         }
         "expand" | "expand_as" => {
@@ -10266,9 +10267,12 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
     // at::conv2d (CompositeImplicit) reads the input's dims as Python sees
     // them (stale after set_()).
+    let rank_error = |sizes: &[SymInt]| {
+        oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(sizes)))
+    };
     let seen = it.m.python_geometry(x).sizes().clone();
     if !(seen.len() == 3 || seen.len() == 4) {
-        return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(&seen))));
+        return Err(rank_error(&seen));
     }
     let wdim = wt.sizes().len();
     if seen.len() != xt.sizes().len() && wdim == 4 {
@@ -10287,7 +10291,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     }
     let batched = xt.sizes().len() == 4;
     if !(xt.sizes().len() == 3 || batched) {
-        return Err(oe("other", format!("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {}", show(xt.sizes()))));
+        return Err(rank_error(xt.sizes()));
     }
     if wdim != 4 && matches!(a.get("padding"), Value::Str(p) if &**p == "same") {
         // _convolution_mode checks the ranks before anything else.

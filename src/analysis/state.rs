@@ -3134,8 +3134,6 @@ fn view_dim_args(
 
 const REPLAY_HELP: &str = "the analysis replays this view's ops on its base, whose shape an in-place op (t_, unsqueeze_, transpose_…) changed after the view was made: make the view after that op, or clone it";
 
-/// torch._refs' `_reshape_view_helper` refusing a view the strides do not
-/// allow (as a replayed or inverse view meets it).
 /// A write's `view` inverse (`view` back to the base's sizes) that the
 /// written value's strides do not allow.
 fn view_inverse_error(sizes: &[SymInt], strides: &[SymInt], base: &[SymInt]) -> OpError {
@@ -3143,6 +3141,8 @@ fn view_inverse_error(sizes: &[SymInt], strides: &[SymInt], base: &[SymInt]) -> 
         .help("functionalization writes this value back to the base with the view's inverse, a `view` that the written value's strides do not allow: clone the base before viewing and writing it")
 }
 
+/// torch._refs' `_reshape_view_helper` refusing a view the strides do not
+/// allow (as a replayed or inverse view meets it).
 pub(crate) fn view_stride_error(
     sizes: &[SymInt],
     strides: &[SymInt],
