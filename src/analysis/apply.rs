@@ -6166,7 +6166,20 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             // strides (`Machine::python_geom`).
             it.m.python_geom.entry(me).or_insert(t.geometry().clone());
         }
+        // The value the next sync regenerates through the view metas; the
+        // Python wrapper keeps the template's sizes.
+        let value = match it.m.mode {
+            Mode::Analysis => it.m.resize_as_write_back(me, &meta.sizes, &meta.strides)?,
+            Mode::Eager => None,
+        };
         let geom = it.m.geometry(meta.sizes, meta.strides);
+        let geom = match value {
+            Some((sizes, strides)) if sizes != *geom.sizes() || strides != *geom.strides() => {
+                it.m.python_geom.entry(me).or_insert(geom);
+                it.m.geometry(sizes, strides)
+            }
+            _ => geom,
+        };
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }

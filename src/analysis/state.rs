@@ -2096,7 +2096,12 @@ impl Machine {
                 )
                 .help("resize the base tensor, or clone the view first"));
             }
-            if !is_view {
+            if is_view && !refuse_views {
+                // resize_as_ writes a value of the new sizes back through the
+                // view: its fake data is on the meta device as well
+                // (tests/oracle/resize_as_view_metas.tp).
+                self.grown_by_resize.insert(target);
+            } else if !is_view {
                 self.grown_by_resize.insert(target);
                 // maybe_replace_storage gives the wrapper a fresh functional
                 // storage: the writes before it are no data mutation of
@@ -2109,6 +2114,85 @@ impl Machine {
         }
         self.storages[storage].nbytes = Some(SymInt::int(need));
         Ok(true)
+    }
+
+    /// `resize_as_` in the analysis is a data write of a value with the
+    /// template's sizes (`sizes`, `strides`): the next sync takes it back to
+    /// the storage's base through the inverse of each of `id`'s view metas,
+    /// last first, then regenerates `id` by replaying them on the base's new
+    /// value. Each step runs on the new rank and may refuse it (`t()` of a
+    /// 3-d value, a transpose's dim out of range). The regenerated geometry
+    /// (an in-place `unsqueeze_(0)` before the resize puts its size-1 dim
+    /// back in front), or None when a step is not one tpi follows (slicing
+    /// and the other scatters, `set_()`). tests/oracle/resize_as_view_metas.tp.
+    pub fn resize_as_write_back(
+        &mut self,
+        id: TensorId,
+        sizes: &[SymInt],
+        strides: &[SymInt],
+    ) -> OpResult<Option<(Dims, Dims)>> {
+        // The view metas, last first: (op, geometry before, geometry after).
+        let mut steps: Vec<(&'static str, SharedGeometry, SharedGeometry)> = Vec::new();
+        let (mut cur, mut when) = (id, usize::MAX);
+        loop {
+            if steps.len() > 256 || self.set_sources.contains_key(&cur) {
+                return Ok(None);
+            }
+            let t = &self.tensors[cur];
+            let changes: &[MetadataChange] = self
+                .metadata_changes
+                .get(&cur)
+                .map_or(&[], |c| c.as_slice());
+            // The changes made before the view being followed took its
+            // metas (a change counts the tensors that existed then).
+            for (k, c) in changes.iter().enumerate().rev() {
+                if c.made > when {
+                    continue;
+                }
+                let after = match (&c.after, changes.get(k + 1)) {
+                    (Some(a), _) => a.clone(),
+                    (None, Some(next)) => next.before.clone(),
+                    (None, None) => t.geom.clone(),
+                };
+                steps.push((c.rule, c.before.clone(), after));
+            }
+            let Some(parent) = self.provenance.parent(cur) else {
+                break;
+            };
+            if !t.functional_view || self.tensors[parent].storage != t.storage {
+                break;
+            }
+            let made = changes
+                .first()
+                .map_or_else(|| t.geom.clone(), |c| c.before.clone());
+            let on = self
+                .metadata_changes
+                .get(&parent)
+                .and_then(|c| c.iter().find(|c| c.made > cur as usize))
+                .map_or_else(|| self.layout_when_made(parent, cur), |c| c.before.clone());
+            steps.push((t.origin_op.as_str(), on, made));
+            (cur, when) = (parent, cur as usize);
+        }
+        if steps.is_empty() {
+            return Ok(None);
+        }
+        let (mut sizes, mut strides): (Dims, Dims) = (sizes.into(), strides.into());
+        for inverse in [true, false] {
+            let order: Box<dyn Iterator<Item = &(&str, SharedGeometry, SharedGeometry)>> =
+                if inverse {
+                    Box::new(steps.iter())
+                } else {
+                    Box::new(steps.iter().rev())
+                };
+            for (op, before, after) in order {
+                let step = view_step(op, before, after);
+                if !shape::view_step_on(&step, inverse, &mut sizes, &mut strides, &mut self.sizes)?
+                {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some((sizes, strides)))
     }
 
     /// A data write through an `unfold` view whose windows overlap (size

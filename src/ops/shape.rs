@@ -923,6 +923,167 @@ pub fn view_replay_strides(
     })
 }
 
+/// A view step run on a value of other sizes (a `resize_as_` wrote it):
+/// backwards, as functionalization's inverse (FunctionalInverses.cpp, views
+/// reapplied) takes it to the base, or forwards, as `regenerate_from_base`
+/// replays the op on the base's new value. `sizes` and `strides` are the
+/// value's, changed in place. Err is the op's refusal on that rank; Ok(false)
+/// when tpi does not follow the step (slicing and the other scatters, a
+/// forward `expand`, dims the geometries do not tell): the caller stops.
+/// A transpose's or unsqueeze's dims are read back from the geometries as
+/// non-negative (the call's own may have been negative, which wraps against
+/// the new rank otherwise).
+pub fn view_step_on(
+    view: &ViewStep,
+    inverse: bool,
+    sizes: &mut Dims,
+    strides: &mut Dims,
+    s: &mut Sizes,
+) -> OpResult<bool> {
+    let Some(map) = view.dim_map() else {
+        return Ok(false);
+    };
+    let rank = sizes.len();
+    match map {
+        DimMap::Alias => {}
+        DimMap::Permute(perm) => match view.op {
+            "t" => {
+                if rank > 2 {
+                    return Err(OpError::new(
+                        "other",
+                        format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
+                    ));
+                }
+                sizes.reverse();
+                strides.reverse();
+            }
+            "transpose" | "swapaxes" | "swapdims" | "adjoint" => {
+                let swapped: smallvec::SmallVec<[usize; 2]> =
+                    (0..perm.len()).filter(|&i| perm[i] != i).collect();
+                let (d0, d1) = match (view.op, swapped.as_slice()) {
+                    ("adjoint", _) => (-2, -1),
+                    (_, &[a, b]) => (a as i64, b as i64),
+                    // transpose(d, d): the dim is not told.
+                    _ => return Ok(false),
+                };
+                let (a, b) = (wrap_dim(d0, rank)?, wrap_dim(d1, rank)?);
+                if rank > 0 {
+                    sizes.swap(a, b);
+                    strides.swap(a, b);
+                }
+            }
+            _ => {
+                if rank != perm.len() {
+                    return Err(OpError::new(
+                        "other",
+                        format!(
+                            "Attempting to permute a tensor of rank {rank}, but received a permutation of length {}!",
+                            perm.len()
+                        ),
+                    ));
+                }
+                let (old_sizes, old_strides) = (sizes.clone(), strides.clone());
+                for (i, &j) in perm.iter().enumerate() {
+                    // Forwards view dim i is base dim perm[i]; backwards
+                    // base dim perm[i] is view dim i.
+                    let (to, from) = if inverse { (j, i) } else { (i, j) };
+                    sizes[to] = old_sizes[from].clone();
+                    strides[to] = old_strides[from].clone();
+                }
+            }
+        },
+        DimMap::Unsqueeze(k) if inverse => {
+            let d = wrap_dim(k as i64, rank)?;
+            if rank > 0 && s.eq_int(&sizes[d], 1) {
+                sizes.remove(d);
+                strides.remove(d);
+            }
+        }
+        DimMap::Unsqueeze(k) => {
+            let d = wrap_dim(k as i64, rank + 1)?;
+            unsqueeze_geometry(sizes, strides, d, s)?;
+        }
+        DimMap::Squeeze(dropped) if inverse => {
+            for j in dropped {
+                let d = wrap_dim(j as i64, sizes.len() + 1)?;
+                unsqueeze_geometry(sizes, strides, d, s)?;
+            }
+        }
+        DimMap::Squeeze(dropped) => {
+            if dropped.iter().any(|&j| j >= rank) {
+                return Ok(false);
+            }
+            for &j in dropped.iter().rev() {
+                if s.eq_int(&sizes[j], 1) {
+                    sizes.remove(j);
+                    strides.remove(j);
+                }
+            }
+        }
+        DimMap::Reshape => {
+            let target = if inverse { view.base_sizes } else { view.sizes };
+            let numel = s.prod(sizes)?;
+            let want = s.prod(target)?;
+            if !s.eq(&numel, &want) {
+                return Err(OpError::new(
+                    "invalid-shape",
+                    format!(
+                        "shape '{}' is invalid for input of size {numel}",
+                        show(target)
+                    ),
+                ));
+            }
+            let Some((_, st)) = ref_view_geometry(sizes, strides, target, s)? else {
+                return Ok(false);
+            };
+            *sizes = target.into();
+            *strides = st;
+        }
+        DimMap::Expand if inverse => {
+            // sum_to(value, base sizes) after a check that they broadcast.
+            let base = view.base_sizes;
+            let lead = rank.checked_sub(base.len());
+            for i in 0..rank.max(base.len()) {
+                let (v, b) = (
+                    (i < rank).then(|| &sizes[rank - 1 - i]),
+                    (i < base.len()).then(|| &base[base.len() - 1 - i]),
+                );
+                if let (Some(v), Some(b)) = (v, b) {
+                    if !s.eq(v, b) && !s.eq_int(v, 1) && !s.eq_int(b, 1) {
+                        return Err(OpError::new(
+                            "broadcast",
+                            format!(
+                                "Attempting to broadcast a dimension of length {b} at -{}! Mismatching argument at index 1 had torch.Size({}); but expected shape should be broadcastable to {}",
+                                i + 1,
+                                show(base),
+                                show(sizes)
+                            ),
+                        ));
+                    }
+                }
+            }
+            let Some(lead) = lead else {
+                return Ok(false);
+            };
+            let summed: Dims = base
+                .iter()
+                .zip(&sizes[lead..])
+                .map(|(b, v)| {
+                    if s.eq_int(b, 1) {
+                        SymInt::int(1)
+                    } else {
+                        v.clone()
+                    }
+                })
+                .collect();
+            *strides = contiguous_strides(&summed, s)?;
+            *sizes = summed;
+        }
+        DimMap::Expand | DimMap::Unfold | DimMap::Diagonal(..) => return Ok(false),
+    }
+    Ok(true)
+}
+
 /// `unfold(d, size, step)` replayed on a base whose strides are now
 /// `new_base`: the base's strides, dim `d`'s times `step`, and `d`'s for the
 /// new last dim. `d` and `step` are read back from the view as it was made:
