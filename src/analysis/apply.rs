@@ -4919,6 +4919,47 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
             }
         }
     }
+    if op.name == "movedim" {
+        // movedim builds a permutation of the wrapper's rank, which
+        // permute then checks against the value's
+        // (tests/oracle/stale_rank_decompositions.tp).
+        let real = it.m.t(*me).sizes().len();
+        if rank != real && rank > 0 && real > 0 {
+            if rank < real {
+                return Err(oe(
+                    "other",
+                    format!("Attempting to permute a tensor of rank {real}, but received a permutation of length {rank}!"),
+                ));
+            }
+            let wrap = |d: i64| shape::wrap_dim(d, rank);
+            let src: Vec<usize> = a
+                .opt_dims(it, "source")?
+                .unwrap_or_default()
+                .into_iter()
+                .map(wrap)
+                .collect::<OpResult<_>>()?;
+            let dst: Vec<usize> = a
+                .opt_dims(it, "destination")?
+                .unwrap_or_default()
+                .into_iter()
+                .map(wrap)
+                .collect::<OpResult<_>>()?;
+            let repeated = |ds: &[usize]| ds.iter().enumerate().any(|(i, d)| ds[..i].contains(d));
+            if src.len() != dst.len() || repeated(&src) || repeated(&dst) {
+                // movedim's own checks refuse these.
+                return Ok(());
+            }
+            let mut order: Vec<Option<usize>> = vec![None; rank];
+            for (&s, &d) in src.iter().zip(&dst) {
+                order[d] = Some(s);
+            }
+            let mut rest = (0..rank).filter(|d| !src.contains(d));
+            for o in order {
+                let d = o.or_else(|| rest.next()).unwrap_or(0);
+                shape::wrap_dim(d as i64, real)?;
+            }
+        }
+    }
     Ok(())
 }
 
