@@ -940,6 +940,21 @@ pub fn view_step_on(
     strides: &mut Dims,
     s: &mut Sizes,
 ) -> OpResult<bool> {
+    if view.op == "as_strided" {
+        // as_strided_scatter wants a value of the view's sizes; the base
+        // keeps its own.
+        if inverse && !s.eq_dims(sizes, view.sizes) {
+            return Err(OpError::new(
+                "other",
+                format!(
+                    "expected src to have a size equal to the slice of self. src size = torch.Size({}), slice size = {}",
+                    show(sizes),
+                    show(view.sizes)
+                ),
+            ));
+        }
+        return Ok(false);
+    }
     let Some(map) = view.dim_map() else {
         return Ok(false);
     };
