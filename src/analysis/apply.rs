@@ -8758,6 +8758,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // with the new dim split off; for the last dim, the cat of its
             // inputs unsqueezed there (inferUnsqueezeGeometry's strides).
             let inside = stack_dim.filter(|&d| d < metas[0].sizes().len());
+            if stack_dim.is_some() && inside.is_none() && it.m.mode == Mode::Analysis {
+                // torch._refs.unsqueeze is a broadcast_in_dim, which asks
+                // whether each dim is 1 (tests/oracle/stack_specialisation.tp).
+                for size in metas[0].sizes() {
+                    it.m.sizes.eq_int(size, 1);
+                }
+            }
             let mut fs = Vec::with_capacity(metas.len());
             for m in &metas {
                 let f = match stack_dim {
@@ -8777,6 +8784,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // strides (_reshape_view_helper; eager's stack agrees).
                 Some(_) if empty => shape::format_strides(&sizes, MemoryFormat::Contiguous, &mut it.m.sizes)?,
                 Some(d) => {
+                    // The view's _reshape_view_helper asks whether the cat's
+                    // dim (n * size) is the new dim's n, a guard that
+                    // specialises a symbolic size of 1 at its hint
+                    // (tests/oracle/stack_specialisation.tp).
+                    if it.m.mode == Mode::Analysis {
+                        it.m.sizes.eq_int(&metas[0].sizes()[d], 1);
+                    }
                     let mut cat_sizes = metas[0].sizes().clone();
                     cat_sizes[d] = it.m.sizes.mul(&cat_sizes[d], &SymInt::int(ts.len() as i64))?;
                     let mut strides = shape::format_strides(&cat_sizes, fmt, &mut it.m.sizes)?;
