@@ -1641,14 +1641,21 @@ impl Machine {
                 return Ok(());
             };
             let op = self.tensors[child].origin_op.as_str();
-            let changed_since = self
+            // The parent's in-place metadata ops since the view was made.
+            let later: smallvec::SmallVec<[MetadataChange; 1]> = self
                 .metadata_changes
                 .get(&parent)
-                .is_some_and(|c| c.iter().any(|c| c.made > child as usize));
+                .map(|c| {
+                    c.iter()
+                        .filter(|c| c.made > child as usize)
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            let changed_since = !later.is_empty();
             if changed_since {
-                // The parent's in-place metadata ops since the view was made
-                // are not among the view's metas: its `view` inverse goes
-                // back to the parent's sizes of then.
+                // They are not among the view's metas: its `view` inverse
+                // goes back to the parent's sizes of then.
                 let (then, _) = self.geometry_when_made(parent, child);
                 let step = view_step(op, &then, &made);
                 if shape::view_inverse_strides(&step, &strides, &mut self.sizes)?.is_none()
@@ -1659,9 +1666,22 @@ impl Machine {
                 }
             }
             let base = self.tensors[parent].geom.clone();
-            let (on, made) = self.step_geometries(parent, child, &base, made);
+            let (on, made) = if changed_since {
+                (self.geometry_when_made(parent, child).0, made)
+            } else {
+                self.step_geometries(parent, child, &base, made)
+            };
             let step = view_step(op, &on, &made);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
+                // Strides on the parent's geometry of then: its later
+                // metadata ops replayed on them give its value's now
+                // (tests/oracle/view_after_base_metadata_op.tp).
+                Some(next) if changed_since => {
+                    match self.replay_metadata_changes(&later, &base, next)? {
+                        Some(now) => chain.push((parent, base, now)),
+                        None => return Ok(()),
+                    }
+                }
                 Some(next) => chain.push((parent, base, next)),
                 // The inverse of a `view` is a `view` back to the base's
                 // sizes, which the written value's strides may not allow.
@@ -1834,6 +1854,18 @@ impl Machine {
         now: &SharedGeometry,
         strides: &Dims,
     ) -> OpResult<Option<(SharedGeometry, Dims)>> {
+        self.undo_metadata_changes_since(id, 0, now, strides)
+    }
+
+    /// `undo_metadata_changes` of the changes made after `since` tensors
+    /// existed: back to the geometry a view made then was made on.
+    fn undo_metadata_changes_since(
+        &mut self,
+        id: TensorId,
+        since: usize,
+        now: &SharedGeometry,
+        strides: &Dims,
+    ) -> OpResult<Option<(SharedGeometry, Dims)>> {
         let Some(changes) = self.metadata_changes.get(&id) else {
             return Ok(Some((now.clone(), strides.clone())));
         };
@@ -1844,7 +1876,7 @@ impl Machine {
             rule,
             after: made,
             ..
-        } in changes.iter().rev()
+        } in changes.iter().rev().filter(|c| c.made > since)
         {
             let made = made.as_ref().unwrap_or(&after);
             // Sizes changed since by an op not recorded here (`resize_`):
@@ -1951,7 +1983,26 @@ impl Machine {
                 continue;
             };
             let old = self.tensors[id].geom.clone();
-            let (_, parent_old, parent_new) = changed[k].clone();
+            let (_, mut parent_old, mut parent_new) = changed[k].clone();
+            if self
+                .metadata_changes
+                .get(&parent)
+                .is_some_and(|c| c.iter().any(|c| c.made > id as usize))
+            {
+                // The parent's in-place metadata ops since the view was
+                // made are not among its metas: it is replayed on the
+                // parent's new value with those undone
+                // (tests/oracle/view_after_base_metadata_op.tp).
+                match self.undo_metadata_changes_since(
+                    parent,
+                    id as usize,
+                    &parent_old,
+                    &parent_new,
+                )? {
+                    Some((then, strides)) => (parent_old, parent_new) = (then, strides),
+                    None => continue,
+                }
+            }
             let parent_new = self.geoms.intern(parent_old.sizes().clone(), parent_new);
             let op = self.tensors[id].origin_op.as_str();
             let (on, made) = self.step_geometries(parent, id, &parent_old, old.clone());
