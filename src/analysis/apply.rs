@@ -1659,6 +1659,40 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
     shape::iterator_output_strides(sizes, &operands, refs_expand, &mut m.sizes)
 }
 
+/// torch._refs.clamp with tensor bounds, the analysis's: for each bound
+/// (min, then max) `where(ge(a, min) | isnan(a), a, min)` (`le` for max),
+/// each op laid out by the refs' elementwise rule on the operands it sees.
+/// isnan's output of a contiguous `a` is contiguous whatever `a`'s size-1
+/// strides, which then decides the `where` (tests/oracle/clamp_tensor_layout.tp).
+fn refs_clamp_strides(
+    m: &mut super::state::Machine,
+    me: TensorId,
+    bounds: &[TensorId],
+) -> OpResult<Dims> {
+    let op =
+        |sizes: &[SymInt], strides: &[SymInt]| -> (Dims, Dims) { (sizes.into(), strides.into()) };
+    let t = &m.tensors[me];
+    let (mut sizes, mut strides) = op(t.sizes(), t.strides());
+    for &b in bounds {
+        let bt = &m.tensors[b];
+        let (bs, bst) = op(bt.sizes(), bt.strides());
+        let out = shape::broadcast_shapes(&sizes, &bs, &mut m.sizes)?;
+        let run = |m: &mut super::state::Machine, shape: &[SymInt], ops: &[(&Dims, &Dims)]| {
+            let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
+                .iter()
+                .map(|(sizes, strides)| IterOperand { sizes, strides })
+                .collect();
+            shape::iterator_output_strides(shape, &operands, true, &mut m.sizes)
+        };
+        let cmp = run(m, &out, &[(&sizes, &strides), (&bs, &bst)])?;
+        let nan = run(m, &sizes, &[(&sizes, &strides)])?;
+        let cond = run(m, &out, &[(&out, &cmp), (&sizes, &nan)])?;
+        strides = run(m, &out, &[(&out, &cond), (&sizes, &strides), (&bs, &bst)])?;
+        sizes = out;
+    }
+    Ok(strides)
+}
+
 fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
     let m = &mut it.m;
     // The analysis's meta kernels of most pointwise ops are torch._refs
@@ -1710,6 +1744,14 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
             .collect();
         let refs_expand = m.mode == Mode::Analysis;
         shape::iterator_output_strides(&p.sizes, &operands, refs_expand, &mut m.sizes)?
+    } else if m.mode == Mode::Analysis
+        && p.tensors.len() > 1
+        && matches!(
+            op.trim_end_matches('_'),
+            "clamp" | "clip" | "clamp_min" | "clamp_max"
+        )
+    {
+        refs_clamp_strides(m, p.tensors[0], &p.tensors[1..])?
     } else {
         iter_strides(it, &p.sizes, &p.tensors)?
     };
