@@ -314,13 +314,24 @@ fn modelled(
             Some(vec![smallvec::smallvec![v]; numel()?])
         }
         // random_(to) draws from [0, to), random_(from, to) from [from, to).
+        // random_() draws from [0, the dtype's largest value].
         "random_" => {
             let (lo, hi) = match (get("a"), get("b")) {
-                (Value::None, _) => return None,
-                (to, Value::None) => (0, int(&to)?),
-                (from, to) => (int(&from)?, int(&to)?),
+                (Value::None, _) => {
+                    let max: i128 = match m.tensors[me].dtype {
+                        DType::U8 => u8::MAX.into(),
+                        DType::I8 => i8::MAX.into(),
+                        DType::I16 => i16::MAX.into(),
+                        DType::I32 => i32::MAX.into(),
+                        DType::I64 => i64::MAX.into(),
+                        _ => return None,
+                    };
+                    (0, max + 1)
+                }
+                (to, Value::None) => (0, i128::from(int(&to)?)),
+                (from, to) => (i128::from(int(&from)?), i128::from(int(&to)?)),
             };
-            Some(vec![randint_set(lo, hi)?; numel()?])
+            Some(vec![spread_set(lo, hi)?; numel()?])
         }
         "neg_" => unary(&|v| v.checked_neg()),
         "abs_" => unary(&|v| v.checked_abs()),
@@ -610,7 +621,24 @@ fn coordinates(shape: &[i64]) -> impl Iterator<Item = SmallVec<[i64; 6]>> + '_ {
 
 /// The values `randint(low, high, …)` gives each element.
 pub fn randint_set(low: i64, high: i64) -> Option<ValueSet> {
-    (high > low && high - low <= MAX_SET as i64).then(|| (low..high).collect())
+    spread_set(i128::from(low), i128::from(high))
+}
+
+/// The values a uniform draw from `[low, high)` stands for: each of them
+/// when there are at most `MAX_SET`, else `MAX_SET` of them spread evenly
+/// (the midpoints of equal parts), so that the share of them an index check
+/// refuses is about the chance it refuses the draw (`randint(0, 100)`, a
+/// dtype's whole range for `random_()`).
+fn spread_set(low: i128, high: i128) -> Option<ValueSet> {
+    let span = high - low;
+    if span <= 0 {
+        return None;
+    }
+    let n = MAX_SET as i128;
+    if span <= n {
+        return set_of((0..span).map(|k| (low + k) as i64));
+    }
+    set_of((0..n).map(|k| (low + ((2 * k + 1) * span) / (2 * n)) as i64))
 }
 
 /// The value sets of `src`'s elements broadcast to `to`'s shape (row-major).
