@@ -113,11 +113,7 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
     ),
     // Output layouts the audit found that tpi does not model yet
     // (tests/oracle/audit_layout_2.tp): contiguous(channels_last) of
-    // size-0 tensors, and stack of an ambiguous layout.
-    (
-        "audit_layout_2.tp:amb_stack__n1cl",
-        "stack's layout of an ambiguous size-1 dim",
-    ),
+    // size-0 tensors.
     (
         "audit_layout_2.tp:zs_in_c_0345",
         "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",

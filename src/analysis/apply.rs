@@ -8836,12 +8836,26 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     let mut cat_sizes = metas[0].sizes().clone();
                     cat_sizes[d] = it.m.sizes.mul(&cat_sizes[d], &SymInt::int(ts.len() as i64))?;
                     let mut strides = shape::format_strides(&cat_sizes, fmt, &mut it.m.sizes)?;
-                    // torch._refs' view splits the dim (prims.split_dim) and
-                    // keeps every other stride, a size-1 dim's too.
-                    let inner = strides[d].clone();
-                    strides[d] = it.m.sizes.mul(&inner, &metas[0].sizes()[d])?;
-                    strides.insert(d + 1, inner);
-                    strides
+                    // torch._refs' view (_reshape_view_helper): it splits
+                    // the dim (prims.split_dim), keeping every other stride,
+                    // a size-1 dim's too; inputs of size 1 there leave the
+                    // cat's dim as the new one, and the size 1 is split off
+                    // the next dim, or added at the end with the last stride
+                    // (tests/oracle/stack_size_one_layout.tp). Eager agrees.
+                    let one = metas[0].sizes()[d].as_int() == Some(1);
+                    match one
+                        .then(|| shape::ref_view_geometry(&cat_sizes, &strides, &sizes, &mut it.m.sizes))
+                        .transpose()?
+                        .flatten()
+                    {
+                        Some((_, viewed)) => viewed,
+                        None => {
+                            let inner = strides[d].clone();
+                            strides[d] = it.m.sizes.mul(&inner, &metas[0].sizes()[d])?;
+                            strides.insert(d + 1, inner);
+                            strides
+                        }
+                    }
                 }
                 None => shape::format_strides(&sizes, fmt, &mut it.m.sizes)?,
             };
