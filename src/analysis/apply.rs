@@ -3491,12 +3491,17 @@ fn apply_slicing(
                 }
                 // applySlice returns `self` only when the slice is exactly
                 // `0:length:1`; an open `x[:]` has stop = sys.maxsize, so it
-                // is a real slice.
-                let full = a.as_ref().is_none_or(|x| x.as_int() == Some(0))
-                    // statically known only: no guard (TORCH_STATICALLY_KNOWN_TRUE)
-                    && b.as_ref().zip(tt.sizes().get(dim)).is_some_and(|(x, size)| {
-                        matches!(it.m.sizes.env.cmp_eq(size, x), crate::sym::Truth::Proven(true))
-                    })
+                // is a real slice. A lone slice (`x[:5]`) disables the
+                // shortcut; within a tuple it asks guard_size_oblivious
+                // whether the stop is the length (before looking at the
+                // step), which specialises a symbolic length equal to it at
+                // its hint (tests/oracle/random/regress_symbolic_sizes.tp).
+                let full = !single
+                    && a.as_ref().is_none_or(|x| x.as_int() == Some(0))
+                    && match (b.as_ref(), tt.sizes().get(dim)) {
+                        (Some(x), Some(size)) => it.m.sizes.eq(size, x),
+                        _ => false,
+                    }
                     && step == 1;
                 if !full || single {
                     let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false)
