@@ -278,10 +278,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "symbolic_inplace_fast_path.tp:relu_on_channels_last_clone",
         "FakeTensor's channels-last flag of an ambiguous symbolic layout not modelled",
     ),
-    (
-        "symbolic_inplace_fast_path.tp:floor_div_inplace",
-        "FakeTensor's channels-last flag of an ambiguous symbolic layout not modelled",
-    ),
 ];
 
 fn corpus(folder: &str) -> PathBuf {

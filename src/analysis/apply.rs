@@ -1693,6 +1693,108 @@ fn refs_clamp_strides(
     Ok(strides)
 }
 
+/// torch._refs.floor_divide, the analysis's floor division (`//`,
+/// `div(rounding_mode="floor")`), laid out op by op: `_floor_divide_float`'s
+/// fmod, sub, true_divide, comparisons and wheres (or the integer path's
+/// signbit, fmod and div), each by the refs' elementwise rule on the
+/// operands it sees. A Python number becomes `scalar_tensor(b)`, a 0-d
+/// tensor on the meta device that each op expands; tensor operands are
+/// broadcast to the common shape first. `a`/`b` None: a number. None when
+/// neither is a tensor. tests/oracle/floor_divide_layout.tp.
+fn refs_floor_divide_strides(
+    m: &mut super::state::Machine,
+    a: Option<TensorId>,
+    b: Option<TensorId>,
+    dtype: DType,
+) -> OpResult<Option<Dims>> {
+    type Geo = (Dims, Dims);
+    let geo = |m: &super::state::Machine, t: Option<TensorId>| -> Geo {
+        t.map_or_else(Default::default, |t| {
+            (m.tensors[t].sizes().clone(), m.tensors[t].strides().clone())
+        })
+    };
+    if a.is_none() && b.is_none() {
+        return Ok(None);
+    }
+    let (mut x, mut y) = (geo(m, a), geo(m, b));
+    if a.is_some() && b.is_some() {
+        // The reference's own _maybe_broadcast.
+        let out = shape::broadcast_shapes(&x.0, &y.0, &mut m.sizes)?;
+        x = (
+            out.clone(),
+            shape::refs_expanded_strides(&x.0, &x.1, &out, &mut m.sizes)?,
+        );
+        y = (
+            out.clone(),
+            shape::refs_expanded_strides(&y.0, &y.1, &out, &mut m.sizes)?,
+        );
+    }
+    let op = |m: &mut super::state::Machine, ops: &[&Geo]| -> OpResult<Geo> {
+        let mut shape: Dims = Dims::new();
+        for g in ops {
+            shape = shape::broadcast_shapes(&shape, &g.0, &mut m.sizes)?;
+        }
+        let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
+            .iter()
+            .map(|g| IterOperand {
+                sizes: &g.0,
+                strides: &g.1,
+            })
+            .collect();
+        let strides = shape::iterator_output_strides(&shape, &operands, true, &mut m.sizes)?;
+        Ok((shape, strides))
+    };
+    let result = if dtype.is_floating() {
+        let md = op(m, &[&x, &y])?;
+        let diff = op(m, &[&x, &md])?;
+        let mut div = op(m, &[&diff, &y])?;
+        let (lx, ly) = (op(m, &[&x])?, op(m, &[&y])?);
+        let signs = op(m, &[&lx, &ly])?;
+        let nonzero = op(m, &[&md])?;
+        let mask = op(m, &[&nonzero, &signs])?;
+        let less = op(m, &[&div])?;
+        div = op(m, &[&mask, &less, &div])?;
+        let mut floor = op(m, &[&div])?;
+        let frac = op(m, &[&div, &floor])?;
+        let mask = op(m, &[&frac])?;
+        let more = op(m, &[&floor])?;
+        floor = op(m, &[&mask, &more, &floor])?;
+        let basic = op(m, &[&x, &y])?;
+        let zero: Geo = Default::default();
+        let signed_zero = op(m, &[&zero, &basic])?;
+        let nonzero_div = op(m, &[&div])?;
+        floor = op(m, &[&nonzero_div, &floor, &signed_zero])?;
+        let nonzero_b = op(m, &[&y])?;
+        op(m, &[&nonzero_b, &floor, &basic])?
+    } else if dtype.is_integral() && dtype != DType::Bool {
+        // _floor_divide_integer broadcasts again (a 0-d operand too).
+        let out = shape::broadcast_shapes(&x.0, &y.0, &mut m.sizes)?;
+        let x = (
+            out.clone(),
+            shape::refs_expanded_strides(&x.0, &x.1, &out, &mut m.sizes)?,
+        );
+        let y = (
+            out.clone(),
+            shape::refs_expanded_strides(&y.0, &y.1, &out, &mut m.sizes)?,
+        );
+        let quotient = op(m, &[&x, &y])?;
+        if dtype == DType::U8 {
+            quotient
+        } else {
+            let (sx, sy) = (op(m, &[&x])?, op(m, &[&y])?);
+            let signs = op(m, &[&sx, &sy])?;
+            let md = op(m, &[&x, &y])?;
+            let nonzero = op(m, &[&md])?;
+            let offset = op(m, &[&signs, &nonzero])?;
+            let offset = op(m, &[&offset])?;
+            op(m, &[&quotient, &offset])?
+        }
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(result.1))
+}
+
 fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
     let m = &mut it.m;
     // The analysis's meta kernels of most pointwise ops are torch._refs
@@ -8134,9 +8236,33 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 p.scaled = Some(p.tensors[1]);
             }
         }
+        let floor = match op.name.trim_end_matches('_') {
+            "floor_divide" => true,
+            "div" | "divide" => {
+                matches!(a.get("rounding_mode"), Value::Str(m) if m.as_ref() == "floor")
+            }
+            _ => false,
+        };
+        let common = p.common;
+        let dtype = p.dtype;
+        let same = p.tensors.iter().all(|&t| it.m.t(t).dtype == common);
         let mut meta = pointwise_meta(it, op.name, p)?;
         if let Some(format) = fast_layout {
             meta.strides = shape::format_strides(&meta.sizes, format, &mut it.m.sizes)?;
+        } else if floor
+            && it.m.mode == Mode::Analysis
+            && same
+            && dtype == common
+            && !matches!(common, DType::F16 | DType::BF16)
+        {
+            let operand = |v: &Value| match v {
+                Value::Tensor(t) => Some(*t),
+                _ => None,
+            };
+            let (x, y) = (operand(a.get("self")), operand(a.get("other")));
+            if let Some(strides) = refs_floor_divide_strides(&mut it.m, x, y, common)? {
+                meta.strides = strides;
+            }
         }
         return Ok((vec![meta], None));
     }

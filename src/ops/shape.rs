@@ -1356,40 +1356,15 @@ fn iterator_output_strides_general(
     // an operand of the output's own sizes is its own expansion.
     let mut strides: Vec<std::borrow::Cow<[SymInt]>> = Vec::with_capacity(inputs.len());
     for op in inputs {
-        if op.sizes.is_empty() && refs_expand {
-            let st: Vec<SymInt> = shape
-                .iter()
-                .map(|d| SymInt::int(i64::from(s.eq_int(d, 1))))
-                .collect();
-            strides.push(st.into());
-            continue;
-        }
-        if op.sizes.is_empty() || op.sizes.len() > ndim {
+        if (op.sizes.is_empty() && !refs_expand) || op.sizes.len() > ndim {
             continue;
         }
         if op.sizes == shape {
             strides.push(std::borrow::Cow::Borrowed(op.strides));
             continue;
         }
-        let offset = ndim - op.sizes.len();
-        let mut st = vec![SymInt::int(0); ndim];
-        for (i, (size, stride)) in op.sizes.iter().zip(op.strides).enumerate() {
-            let broadcast = s.eq_int(size, 1) && !s.eq_int(&shape[offset + i], 1);
-            st[offset + i] = if broadcast {
-                SymInt::int(0)
-            } else {
-                stride.clone()
-            };
-        }
-        if refs_expand && offset > 0 {
-            let lead = new_dim_stride(op.sizes, op.strides, s)?;
-            for i in 0..offset {
-                if s.eq_int(&shape[i], 1) {
-                    st[i] = lead.clone();
-                }
-            }
-        }
-        strides.push(st.into());
+        let st = expanded_strides(op.sizes, op.strides, shape, refs_expand, s)?;
+        strides.push(std::borrow::Cow::Owned(st.into_vec()));
     }
     if strides.is_empty() {
         return contiguous_strides(shape, s);
@@ -1437,6 +1412,59 @@ fn iterator_output_strides_general(
         }
     }
     strides_from_perm(shape, &perm, s)
+}
+
+/// The strides of an operand of `sizes` expanded to `shape`: 0 where
+/// broadcast. `refs`: as torch._refs.expand (`prims.broadcast_in_dim`) does
+/// it, which gives a 0-d tensor 1 at size-1 dims and a new leading size-1
+/// dim `new_dim_stride`; otherwise (TensorIterator) those are 0 too.
+fn expanded_strides(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    shape: &[SymInt],
+    refs: bool,
+    s: &mut Sizes,
+) -> OpResult<Dims> {
+    let ndim = shape.len();
+    if sizes.is_empty() && refs {
+        return Ok(shape
+            .iter()
+            .map(|d| SymInt::int(i64::from(s.eq_int(d, 1))))
+            .collect());
+    }
+    let offset = ndim - sizes.len();
+    let mut st: Dims = smallvec![SymInt::int(0); ndim];
+    for (i, (size, stride)) in sizes.iter().zip(strides).enumerate() {
+        let broadcast = s.eq_int(size, 1) && !s.eq_int(&shape[offset + i], 1);
+        st[offset + i] = if broadcast {
+            SymInt::int(0)
+        } else {
+            stride.clone()
+        };
+    }
+    if refs && offset > 0 {
+        let lead = new_dim_stride(sizes, strides, s)?;
+        for i in 0..offset {
+            if s.eq_int(&shape[i], 1) {
+                st[i] = lead.clone();
+            }
+        }
+    }
+    Ok(st)
+}
+
+/// torch._refs.expand's strides for an operand of `sizes` expanded to
+/// `shape` (the same strides when it has that shape).
+pub fn refs_expanded_strides(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    shape: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Dims> {
+    if sizes == shape || sizes.len() > shape.len() {
+        return Ok(strides.into());
+    }
+    expanded_strides(sizes, strides, shape, true, s)
 }
 
 /// ATen's own `empty_like(preserve_format)` (eager `clone`, the `_like`
