@@ -264,6 +264,13 @@ pub fn after_functional(
         return None;
     }
     let base = || broadcast_sets(m, me, out);
+    if op == "sum" {
+        // The sum of all elements (no dim, no dtype but an integer one).
+        if !matches!(get("dim"), Value::None) || !matches!(get("dtype"), Value::None) {
+            return None;
+        }
+        return Some(vec![sum_set(&m.value_sets(me)?)?]);
+    }
     let inplace = match op {
         "neg" | "negative" => "neg_",
         "abs" | "absolute" => "abs_",
@@ -309,10 +316,14 @@ fn modelled(
     let numel = || m.element_positions(me).map(|p| p.len());
     match op {
         "zero_" => Some(vec![smallvec::smallvec![0]; numel()?]),
-        "fill_" => {
-            let v = int(&get("value"))?;
-            Some(vec![smallvec::smallvec![v]; numel()?])
-        }
+        "fill_" => match get("value") {
+            // A 0-d tensor's values, whatever they are (`y[0] = v.sum()`).
+            Value::Tensor(t) if m.tensors[t].sizes().is_empty() => {
+                let set = m.value_sets(t)?.into_iter().next()?;
+                Some(vec![set; numel()?])
+            }
+            v => Some(vec![smallvec::smallvec![int(&v)?]; numel()?]),
+        },
         // random_(to) draws from [0, to), random_(from, to) from [from, to).
         // random_() draws from [0, the dtype's largest value].
         "random_" => {
@@ -458,28 +469,45 @@ fn modelled(
             let Value::Tensor(values) = get("values") else {
                 return None;
             };
-            let value = m.value_sets(values)?;
-            let [value] = value.as_slice() else {
-                return None;
-            };
+            // The values broadcast to the indexed shape: the index's length,
+            // then the dims not indexed.
+            let rest = &shape[lists.len()..];
+            let mut indexed: SmallVec<[i64; 6]> = smallvec::smallvec![len as i64];
+            indexed.extend_from_slice(rest);
+            let value = broadcast_sets_to(m, values, &indexed)?;
+            let inner = rest.iter().product::<i64>().max(0) as usize;
             let accumulate = matches!(get("accumulate"), Value::Bool(true));
             let mut sets = m.value_sets(me)?;
             for (k, c) in coordinates(&shape).enumerate() {
-                let hits = targets.iter().filter(|t| c.starts_with(t)).count();
-                if hits == 0 {
+                // The element of the values each hit writes: its index
+                // row, then its place in the dims not indexed.
+                let tail = c[lists.len()..]
+                    .iter()
+                    .zip(rest)
+                    .fold(0usize, |flat, (&i, &n)| flat * n as usize + i as usize);
+                let hits: SmallVec<[usize; 2]> = (0..targets.len())
+                    .filter(|&j| c.starts_with(&targets[j]))
+                    .collect();
+                if hits.is_empty() {
                     continue;
                 }
                 sets[k] = if accumulate {
                     let mut acc = sets[k].clone();
-                    for _ in 0..hits {
+                    for &j in &hits {
+                        let add = value.get(j * inner + tail)?;
                         let sums = acc
                             .iter()
-                            .flat_map(|&a| value.iter().map(move |&b| a.checked_add(b)));
+                            .flat_map(|&a| add.iter().map(move |&b| a.checked_add(b)));
                         acc = set_of(sums.collect::<Option<Vec<_>>>()?)?;
                     }
                     acc
                 } else {
-                    value.clone()
+                    // Repeated indices: one of their values, not told which.
+                    let mut any: Vec<i64> = Vec::new();
+                    for &j in &hits {
+                        any.extend_from_slice(value.get(j * inner + tail)?);
+                    }
+                    set_of(any)?
                 };
             }
             Some(sets)
@@ -624,6 +652,29 @@ pub fn randint_set(low: i64, high: i64) -> Option<ValueSet> {
     spread_set(i128::from(low), i128::from(high))
 }
 
+/// The values the sum of elements holding `sets` (independent) may take:
+/// each possible sum while there are at most `MAX_SET`, then `spread_set`
+/// over the sums' range (the sum of `randint(1, 5)` values over a few
+/// elements, which an embedding's index check refuses whatever they are).
+fn sum_set(sets: &[ValueSet]) -> Option<ValueSet> {
+    let (mut lo, mut hi) = (0i128, 0i128);
+    let mut exact: Option<ValueSet> = Some(smallvec::smallvec![0]);
+    for set in sets {
+        lo += i128::from(*set.first()?);
+        hi += i128::from(*set.last()?);
+        exact = exact.and_then(|acc| {
+            let sums = acc
+                .iter()
+                .flat_map(|&a| set.iter().map(move |&b| a.checked_add(b)));
+            set_of(sums.collect::<Option<Vec<i64>>>()?)
+        });
+    }
+    if i64::try_from(hi).is_err() || i64::try_from(lo).is_err() {
+        return None;
+    }
+    exact.or_else(|| spread_set(lo, hi + 1))
+}
+
 /// The values a uniform draw from `[low, high)` stands for: each of them
 /// when there are at most `MAX_SET`, else `MAX_SET` of them spread evenly
 /// (the midpoints of equal parts), so that the share of them an index check
@@ -643,12 +694,16 @@ fn spread_set(low: i128, high: i128) -> Option<ValueSet> {
 
 /// The value sets of `src`'s elements broadcast to `to`'s shape (row-major).
 fn broadcast_sets(m: &Machine, src: TensorId, to: TensorId) -> Option<Vec<ValueSet>> {
+    broadcast_sets_to(m, src, &concrete_sizes(m, to)?)
+}
+
+/// The value sets of `src`'s elements broadcast to `shape` (row-major).
+fn broadcast_sets_to(m: &Machine, src: TensorId, shape: &[i64]) -> Option<Vec<ValueSet>> {
     if !m.tensors[src].dtype.is_integral() {
         return None;
     }
     let sets = m.value_sets(src)?;
     let from = concrete_sizes(m, src)?;
-    let shape = concrete_sizes(m, to)?;
     let lead = shape.len().checked_sub(from.len())?;
     if from
         .iter()
@@ -657,7 +712,7 @@ fn broadcast_sets(m: &Machine, src: TensorId, to: TensorId) -> Option<Vec<ValueS
     {
         return None;
     }
-    coordinates(&shape)
+    coordinates(shape)
         .map(|index| {
             let flat = from
                 .iter()
