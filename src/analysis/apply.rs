@@ -6502,8 +6502,11 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             t.storage_changed = true;
             // The wrapper takes the source's value and view metas: it is no
             // longer a changed-metadata view of its old self (its
-            // `mutates_metadata` comes from `storage_changed` now).
-            t.metadata_mutated = false;
+            // `mutates_metadata` comes from `storage_changed` now, or from
+            // the flag, which set_ leaves).
+            if std::mem::take(&mut t.metadata_mutated) {
+                it.m.metadata_flag_kept.insert(me);
+            }
             it.m.viewed_in_place.remove(&me);
             it.m.resize_views.remove(&me);
             // set_ propagates requires_grad, but has no derivative.

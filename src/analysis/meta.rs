@@ -525,7 +525,8 @@ pub fn collect(
                 // strides) is compared with the input's sizes, strides and
                 // offset. The comparisons run only then, as their guards do
                 // in PyTorch (tests/oracle/random/regress_round_64_67.tp).
-                let meta_changed = !storage_changed && t.metadata_mutated && {
+                let flagged = t.metadata_mutated || m.metadata_flag_kept.contains(id);
+                let meta_changed = !storage_changed && flagged && {
                     let python = m.tensors[*id].geometry().clone();
                     let s = &mut m.sizes;
                     let same = python.sizes().len() == sizes.len()

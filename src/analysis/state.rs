@@ -96,6 +96,11 @@ pub struct Machine {
     /// onto such a value keeps the input's storage for has_metadata_mutation
     /// (tests/oracle/set_to_unsynced_view.tp).
     pub fresh_values: rustc_hash::FxHashMap<TensorId, (StorageId, u32)>,
+    /// Tensors whose in-place metadata op came before a set_(): set__impl
+    /// leaves FunctionalTensorWrapper's has_metadata_mutation_ flag, so
+    /// has_metadata_mutation still compares their sizes, strides and offset
+    /// with the input's (tests/oracle/set_keeps_metadata_flag.tp).
+    pub metadata_flag_kept: rustc_hash::FxHashSet<TensorId>,
     /// The analysis's tensors whose value a write left out of date
     /// (FunctionalTensorWrapper's generation behind its storage's): the
     /// value `sync` gives them, regenerated from the storage's new base by
@@ -300,6 +305,7 @@ impl Machine {
             python_storage: Default::default(),
             set_sources: Default::default(),
             fresh_values: Default::default(),
+            metadata_flag_kept: Default::default(),
             pending_values: Default::default(),
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
