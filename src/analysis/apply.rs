@@ -679,9 +679,11 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     // are mutations and sync (tests/oracle/inplace_view_no_sync.tp).
     let inplace_view =
         op.class == OpClass::InplaceMeta && !matches!(op.rule, "resize" | "resize_as");
+    // set__functionalize syncs neither tensor: self takes the source's
+    // value as it is, and its pending one (tests/oracle/set_to_pending_view.tp).
     let syncs = !matches!(op.class, OpClass::View | OpClass::MultiView)
         && !inplace_view
-        && !matches!(op.rule, "reshape" | "reshape_as" | "flatten");
+        && !matches!(op.rule, "reshape" | "reshape_as" | "flatten" | "set");
     if syncs && !it.m.pending_values.is_empty() {
         sync_args(it, &a).map_err(|e| op_error(e, span))?;
     }
@@ -6468,6 +6470,10 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let offset = it.m.t(me).offset.clone();
                 it.m.python_storage.entry(me).or_insert((old, offset));
                 if src != me {
+                    match it.m.pending_values.get(&src).cloned() {
+                        Some(pending) => it.m.pending_values.insert(me, pending),
+                        None => it.m.pending_values.remove(&me),
+                    };
                     let made = it.m.tensors.len();
                     it.m.set_sources.insert(me, (src, made));
                     // set__impl takes the source's value as it is.
