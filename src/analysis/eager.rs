@@ -90,11 +90,22 @@ pub(crate) fn predict(
     // The loss's nodes run first, the last output's first: each returns a
     // gradient of its output's sizes now, which the output's own node
     // refuses when an in-place metadata op without history changed them.
+    // The nodes that keep accumulators alive: the outputs', and those of
+    // the inputs, which the caller still holds (an input set_() to a leaf
+    // holds its AccumulateGrad in its own grad_fn).
+    let mut holders = roots.clone();
+    for p in &run.params {
+        if let super::meta::Param::Tensor { id, .. } = p {
+            if let Some(n) = m.tensors[*id].grad_fn {
+                holders.push(n);
+            }
+        }
+    }
     for o in outputs.iter().rev() {
         if let FlatOutput::Tensor(t) = o {
             // A leaf's stale sizes matter only while its old accumulator lives.
             let leaf = m.tensors[*t].grad_fn.is_none() && m.tensors[*t].view.is_none();
-            if leaf && !m.accumulator_alive(*t, &roots) {
+            if leaf && !m.accumulator_alive(*t, &holders) {
                 continue;
             }
             if let Some(d) = stale_output_grad(m, *t) {
