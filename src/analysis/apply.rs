@@ -895,6 +895,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 scatter_src_grad(it, op, &a, node);
+                if op.name == "matmul" {
+                    matmul_saved_views(it, &a, node);
+                }
             }
             mark_reduce_not_differentiable(it, &a, it.m.tensors[outs[0]].grad_fn);
             // Integer outputs (indices) never require grad: detach them from the node.
@@ -10483,6 +10486,37 @@ fn analysis_matmul_view(
 /// an operand of 3 or more dims times one of at most 2 is folded into one
 /// mm/mv when the smaller operand requires grad, or when the larger one
 /// (as it is, not transposed) is contiguous, size-1 dims skipped.
+/// matmul saves its operands as they are only on the dot, mv and mm paths
+/// (and the unfolded operand of a folded mm or mv); otherwise what bmm or mm
+/// saves is a view of the operand (unsqueeze, reshape, expand), whose node
+/// is regenerated on unpack, so an operand detached in place since fails the
+/// version check instead (tests/oracle/matmul_saved_views.tp).
+fn matmul_saved_views(it: &mut Interp, a: &Args, node: NodeId) {
+    let (Ok(x), Ok(y)) = (a.tensor("self"), a.tensor("other")) else {
+        return;
+    };
+    let (dx, dy) = (it.m.t(x).sizes().len(), it.m.t(y).sizes().len());
+    // (1-d @ batched: the batched operand is folded transposed, and the
+    // vector goes to mv as it is.)
+    let x_itself = matches!((dx, dy), (1, 1) | (2, 1) | (2, 2)) || (dx == 1 && dy >= 3);
+    // (A batched operand against a matrix or vector is folded; the other
+    // goes to mm or mv as it is.)
+    let y_itself = dy <= 2;
+    for k in 0..it.m.nodes[node].saved.len() {
+        let t = it.m.nodes[node].saved[k].tensor;
+        // (`x @ x` saves one tensor twice: as itself only if both are.)
+        let kept = match (t == x, t == y) {
+            (true, true) => x_itself && y_itself,
+            (true, false) => x_itself,
+            (false, true) => y_itself,
+            (false, false) => true,
+        };
+        if !kept {
+            it.m.nodes[node].saved[k].detachable = false;
+        }
+    }
+}
+
 fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
     let (t1, t1_id, t2, t2_id) = if a.sizes().len() >= b.sizes().len() {
         (a, a_id, b, b_id)
