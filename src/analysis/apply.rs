@@ -3480,12 +3480,14 @@ fn apply_slicing(
     items: &[Index],
     span: Span,
     single: bool,
+    lone: bool,
 ) -> R<(TensorId, Vec<(usize, TensorId)>)> {
     // applySlicing reads the sizes Python sees (stale after set_()) for its
     // rank and bounds checks; the views it makes run on the real ones.
-    // A lone slice (`t[1:]`) goes straight to `applySlice(self, 0, ...)`,
-    // a slice op on the real sizes, without the rank check.
-    let lone_slice = single && matches!(items, [Index::Slice(..)]);
+    // A lone slice (`t[1:]`, read or written: `lone`) goes straight to
+    // `applySlice(self, 0, ...)`, a slice op on the real sizes, without the
+    // rank check (tests/oracle/set_stale_setitem_slice.tp).
+    let lone_slice = lone && matches!(items, [Index::Slice(..)]);
     let stale = match it.m.mode {
         Mode::Analysis if !it.m.python_geom.is_empty() && !lone_slice => {
             it.m.stale_python_sizes(t).cloned()
@@ -3504,7 +3506,7 @@ fn apply_slicing(
             _ => 1,
         })
         .sum();
-    if specified > nd {
+    if specified > nd && !lone_slice {
         return Err(err(
             "other",
             format!("too many indices for tensor of dimension {nd}"),
@@ -3765,7 +3767,7 @@ pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value
     let items = parse_index(it, idx, span)?;
     check_zero_dim_select(it, t, idx, &items, span)?;
     let single = items.len() == 1 && !matches!(idx, Value::Tuple(_));
-    let (cur, mut advanced) = apply_slicing(it, t, &items, span, single)?;
+    let (cur, mut advanced) = apply_slicing(it, t, &items, span, single, single)?;
     resolve_known_masks(it, cur, &mut advanced, span)?;
     if advanced.is_empty() {
         if cur == t {
@@ -4224,10 +4226,12 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     guard_int_indices(it, idx, true, span)?;
     let items = parse_index(it, idx, span)?;
     check_zero_dim_select(it, t, idx, &items, span)?;
+    // set_item's lone slice (not in a tuple) is applySlice on dim 0.
+    let lone = items.len() == 1 && !matches!(idx, Value::Tuple(_));
     // Indexing calls select/slice/unsqueeze/alias from C++.
     let entry = it.m.inference_mode;
     let (dst, mut advanced) =
-        it.dispatched_view(entry, |it| apply_slicing(it, t, &items, span, false))?;
+        it.dispatched_view(entry, |it| apply_slicing(it, t, &items, span, false, lone))?;
     resolve_known_masks(it, dst, &mut advanced, span)?;
     // A number is converted to the tensor's dtype first, in both runs.
     if let Some(e) = scalar_overflow(it.m.t(t).dtype, &value) {
