@@ -895,8 +895,11 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 scatter_src_grad(it, op, &a, node);
-                if op.name == "matmul" {
-                    matmul_saved_views(it, &a, node);
+                // (Saved tensors matter to the eager run's backward only.)
+                if it.m.mode == Mode::Eager && op.name == "matmul" {
+                    if let [(_, Some(x)), (_, Some(y))] = named.as_slice() {
+                        matmul_saved_views(it, *x, *y, node);
+                    }
                 }
             }
             mark_reduce_not_differentiable(it, &a, it.m.tensors[outs[0]].grad_fn);
@@ -8252,25 +8255,25 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 p.scaled = Some(p.tensors[1]);
             }
         }
-        let floor = match op.name.trim_end_matches('_') {
-            "floor_divide" => true,
-            "div" | "divide" => {
-                matches!(a.get("rounding_mode"), Value::Str(m) if m.as_ref() == "floor")
+        // The analysis's floor division, laid out op by op when its
+        // operands need no conversion (`refs_floor_divide_strides`).
+        let floor = it.m.mode == Mode::Analysis
+            && fast_layout.is_none()
+            && match op.name.trim_end_matches('_') {
+                "floor_divide" => true,
+                "div" | "divide" => {
+                    matches!(a.get("rounding_mode"), Value::Str(m) if m.as_ref() == "floor")
+                }
+                _ => false,
             }
-            _ => false,
-        };
+            && p.dtype == p.common
+            && !matches!(p.common, DType::F16 | DType::BF16)
+            && p.tensors.iter().all(|&t| it.m.t(t).dtype == p.common);
         let common = p.common;
-        let dtype = p.dtype;
-        let same = p.tensors.iter().all(|&t| it.m.t(t).dtype == common);
         let mut meta = pointwise_meta(it, op.name, p)?;
         if let Some(format) = fast_layout {
             meta.strides = shape::format_strides(&meta.sizes, format, &mut it.m.sizes)?;
-        } else if floor
-            && it.m.mode == Mode::Analysis
-            && same
-            && dtype == common
-            && !matches!(common, DType::F16 | DType::BF16)
-        {
+        } else if floor {
             let operand = |v: &Value| match v {
                 Value::Tensor(t) => Some(*t),
                 _ => None,
@@ -10495,10 +10498,7 @@ fn analysis_matmul_view(
 /// saves is a view of the operand (unsqueeze, reshape, expand), whose node
 /// is regenerated on unpack, so an operand detached in place since fails the
 /// version check instead (tests/oracle/matmul_saved_views.tp).
-fn matmul_saved_views(it: &mut Interp, a: &Args, node: NodeId) {
-    let (Ok(x), Ok(y)) = (a.tensor("self"), a.tensor("other")) else {
-        return;
-    };
+fn matmul_saved_views(it: &mut Interp, x: TensorId, y: TensorId, node: NodeId) {
     let (dx, dy) = (it.m.t(x).sizes().len(), it.m.t(y).sizes().len());
     // (1-d @ batched: the batched operand is folded transposed, and the
     // vector goes to mv as it is.)
@@ -10506,6 +10506,9 @@ fn matmul_saved_views(it: &mut Interp, a: &Args, node: NodeId) {
     // (A batched operand against a matrix or vector is folded; the other
     // goes to mm or mv as it is.)
     let y_itself = dy <= 2;
+    if x_itself && y_itself {
+        return;
+    }
     for k in 0..it.m.nodes[node].saved.len() {
         let t = it.m.nodes[node].saved[k].tensor;
         // (`x @ x` saves one tensor twice: as itself only if both are.)
