@@ -4210,8 +4210,15 @@ fn check_mask_shapes(it: &Interp, st: &Tensor, advanced: &[(usize, TensorId)]) -
 /// ATen's `copy_to`: `copy_` when the shapes agree or the value has dims,
 /// `fill_` for a 0-d value into a tensor with dims.
 fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()> {
-    let same = it.m.t(value).sizes() == it.m.t(dst).sizes();
-    let op = if !same && it.m.t(value).sizes().is_empty() {
+    // It decides on the sizes Python sees: a value set_() onto a tensor of
+    // more dims while it looked 0-d is filled in (tests/oracle/set_stale_setitem_slice.tp).
+    let python = |it: &Interp, t: TensorId| match it.m.mode {
+        Mode::Analysis if !it.m.python_geom.is_empty() => it.m.python_geometry(t).sizes().clone(),
+        _ => it.m.t(t).sizes().clone(),
+    };
+    let (vs, ds) = (python(it, value), python(it, dst));
+    let same = vs == ds;
+    let op = if !same && vs.is_empty() {
         "fill_"
     } else {
         "copy_"
