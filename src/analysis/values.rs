@@ -555,10 +555,13 @@ fn modelled(
             }
             Some(sets)
         }
-        "scatter_" => {
-            if !matches!(get("reduce"), Value::None) {
-                return None;
-            }
+        "scatter_" | "scatter_add_" => {
+            // scatter_add_ (or reduce="add") adds each source value in.
+            let add = match get("reduce") {
+                Value::None => op == "scatter_add_",
+                Value::Str(r) if r.as_ref() == "add" => true,
+                _ => return None,
+            };
             let shape = concrete_sizes(m, me)?;
             let dim =
                 usize::try_from(int(&get("dim"))?.rem_euclid(shape.len().max(1) as i64)).ok()?;
@@ -573,22 +576,31 @@ fn modelled(
                 (Value::None, v) | (v, _) => {
                     let v = int(&v)?;
                     let one = |_: &[i64]| Some(smallvec::smallvec![v]);
-                    return scatter_sets(m, me, &shape, dim, &ix_shape, &picked, &one);
+                    return scatter_sets(m, me, &shape, dim, &ix_shape, &picked, add, &one);
                 }
             };
             let src_shape = concrete_sizes(m, src)?;
             let src = m.value_sets(src)?;
-            scatter_sets(m, me, &shape, dim, &ix_shape, &picked, &|c: &[i64]| {
-                // src is read at the index element's coordinates.
-                let mut flat = 0i64;
-                for (&i, &n) in c.iter().zip(&src_shape) {
-                    if i >= n {
-                        return None;
+            scatter_sets(
+                m,
+                me,
+                &shape,
+                dim,
+                &ix_shape,
+                &picked,
+                add,
+                &|c: &[i64]| {
+                    // src is read at the index element's coordinates.
+                    let mut flat = 0i64;
+                    for (&i, &n) in c.iter().zip(&src_shape) {
+                        if i >= n {
+                            return None;
+                        }
+                        flat = flat * n + i;
                     }
-                    flat = flat * n + i;
-                }
-                src.get(usize::try_from(flat).ok()?).cloned()
-            })
+                    src.get(usize::try_from(flat).ok()?).cloned()
+                },
+            )
         }
         _ => None,
     }
@@ -596,7 +608,8 @@ fn modelled(
 
 /// `scatter_`'s values: each element of the index (shape `ix_shape`, values
 /// `picked`) writes `value(its coordinates)` at its coordinates with `dim`
-/// replaced by its value.
+/// replaced by its value, or adds it there (`add`: scatter_add_).
+#[allow(clippy::too_many_arguments)]
 fn scatter_sets(
     m: &Machine,
     me: TensorId,
@@ -604,6 +617,7 @@ fn scatter_sets(
     dim: usize,
     ix_shape: &[i64],
     picked: &[i64],
+    add: bool,
     value: &dyn Fn(&[i64]) -> Option<ValueSet>,
 ) -> Option<Vec<ValueSet>> {
     let mut sets = m.value_sets(me)?;
@@ -620,7 +634,16 @@ fn scatter_sets(
             }
             flat = flat * n + i;
         }
-        *sets.get_mut(usize::try_from(flat).ok()?)? = value(&c)?;
+        let slot = sets.get_mut(usize::try_from(flat).ok()?)?;
+        let v = value(&c)?;
+        *slot = if add {
+            let sums = slot
+                .iter()
+                .flat_map(|&a| v.iter().map(move |&b| a.checked_add(b)));
+            set_of(sums.collect::<Option<Vec<i64>>>()?)?
+        } else {
+            v
+        };
     }
     Some(sets)
 }
