@@ -3546,7 +3546,10 @@ fn apply_slicing(
         }
         match item {
             Index::Int(i) => {
-                if let Some(size) = stale.as_ref().and_then(|s| s.get(dim)) {
+                // The stale sizes are the original tensor's: after a first
+                // view, handleDimInMultiDimIndexing reads the result's own.
+                let stale_size = stale.as_ref().filter(|_| cur == t).and_then(|s| s.get(dim));
+                if let Some(size) = stale_size {
                     let (lo, hi) = (
                         it.m.sizes
                             .lt(i, &size.neg().map_err(|e| op_error(e.into(), span))?),
