@@ -5102,19 +5102,11 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                     format!("Attempting to permute a tensor of rank {real}, but received a permutation of length {rank}!"),
                 ));
             }
-            let wrap = |d: i64| shape::wrap_dim(d, rank);
-            let src: Vec<usize> = a
-                .opt_dims(it, "source")?
-                .unwrap_or_default()
-                .into_iter()
-                .map(wrap)
-                .collect::<OpResult<_>>()?;
-            let dst: Vec<usize> = a
-                .opt_dims(it, "destination")?
-                .unwrap_or_default()
-                .into_iter()
-                .map(wrap)
-                .collect::<OpResult<_>>()?;
+            let mut wrapped = |name: &str| -> OpResult<Vec<usize>> {
+                let dims = a.opt_dims(it, name)?.unwrap_or_default();
+                dims.into_iter().map(|d| shape::wrap_dim(d, rank)).collect()
+            };
+            let (src, dst) = (wrapped("source")?, wrapped("destination")?);
             let repeated = |ds: &[usize]| ds.iter().enumerate().any(|(i, d)| ds[..i].contains(d));
             if src.len() != dst.len() || repeated(&src) || repeated(&dst) {
                 // movedim's own checks refuse these.
