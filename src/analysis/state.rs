@@ -674,8 +674,11 @@ impl Machine {
                         _ => return Ok(()),
                     };
                     let (mut ps, mut pt) = (sizes.clone(), strides.clone());
-                    ps.swap(dims.0, dims.1);
-                    pt.swap(dims.0, dims.1);
+                    // (A 0-d base takes dims 0 and -1 and comes back as it is.)
+                    if dims.0 < ps.len() && dims.1 < ps.len() {
+                        ps.swap(dims.0, dims.1);
+                        pt.swap(dims.0, dims.1);
+                    }
                     (ps, pt)
                 }
                 "unsqueeze" => match &dim_args {
