@@ -611,14 +611,46 @@ impl Machine {
                         return Ok(());
                     };
                     let d = dim as usize;
-                    let Some(size) = sizes.get(d).and_then(SymInt::as_int) else {
+                    let Some(size) = sizes.get(d).cloned() else {
                         return Ok(());
                     };
-                    let wrap = |i: i64| if i < 0 { i.saturating_add(size) } else { i };
-                    let lo = wrap(start).clamp(0, size);
-                    let hi = wrap(end).clamp(lo, size);
                     let (mut ps, mut pt) = (sizes.clone(), strides.clone());
-                    ps[d] = SymInt::int((hi - lo + step - 1) / step);
+                    if let Some(size) = size.as_int() {
+                        let wrap = |i: i64| if i < 0 { i.saturating_add(size) } else { i };
+                        let lo = wrap(start).clamp(0, size);
+                        let hi = wrap(end).clamp(lo, size);
+                        ps[d] = SymInt::int((hi - lo + step - 1) / step);
+                    } else {
+                        // A symbolic size (a transpose_ moved one there):
+                        // slice_symint's clamping, decided as its guards are.
+                        let s = &mut self.sizes;
+                        let mut clamp = |i: i64, floor: &SymInt| -> OpResult<SymInt> {
+                            let mut v = SymInt::int(i);
+                            if i < 0 {
+                                v = s.add(&v, &size)?;
+                            }
+                            if s.lt(&v, floor) {
+                                v = floor.clone();
+                            } else if s.lt(&size, &v) {
+                                v = size.clone();
+                            }
+                            Ok(v)
+                        };
+                        let lo = clamp(start, &SymInt::int(0))?;
+                        // (An open end, sys.maxsize, is the size with no
+                        // guard: statically_known_true in slice_forward.)
+                        let hi = if end == i64::MAX {
+                            size.clone()
+                        } else {
+                            clamp(end, &lo)?
+                        };
+                        let len = s.sub(&hi, &lo)?;
+                        ps[d] = if step == 1 {
+                            len
+                        } else {
+                            s.floordiv(&s.add(&len, &SymInt::int(step - 1))?, &SymInt::int(step))?
+                        };
+                    }
                     pt[d] = self.sizes.mul(&strides[d], &SymInt::int(step))?;
                     (ps, pt)
                 }
