@@ -4,8 +4,9 @@
 
 use super::domain::*;
 use super::interp::{op_error, ArgValues, Interp, R};
-use super::state::{invalid_shape_error, view_stride_error, Meta, Mode, ViewArg};
+use super::state::{view_stride_error, Meta, Mode, ViewArg};
 use super::value::{Value, Values};
+use crate::ops::shape::invalid_shape_error;
 use crate::ops::shape::{self, show, IterOperand, OpError, OpResult};
 use crate::ops::{OpClass, OpDef, OpTable, ParamType};
 use crate::report::Diagnostic;
@@ -2554,10 +2555,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
         }
         "t" => {
             if nd > 2 {
-                return Err(oe(
-                    "other",
-                    format!("t() expects a tensor with <= 2 dimensions, but self is {nd}D"),
-                ));
+                return Err(shape::t_rank_error(nd));
             }
             if nd == 2 {
                 meta.sizes.swap(0, 1);
@@ -2679,7 +2677,7 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                     shape::wrap_dim(d, nd)?;
                 }
                 if dims.len() != nd {
-                    return Err(oe("other", format!("Attempting to permute a tensor of rank {nd}, but received a permutation of length {}!", dims.len())));
+                    return Err(shape::permute_length_error(nd, dims.len()));
                 }
             }
             if dims.len() != nd {
@@ -5097,10 +5095,7 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
         let real = it.m.t(*me).sizes().len();
         if rank != real && rank > 0 && real > 0 {
             if rank < real {
-                return Err(oe(
-                    "other",
-                    format!("Attempting to permute a tensor of rank {real}, but received a permutation of length {rank}!"),
-                ));
+                return Err(shape::permute_length_error(real, rank));
             }
             let mut wrapped = |name: &str| -> OpResult<Vec<usize>> {
                 let dims = a.opt_dims(it, name)?.unwrap_or_default();
@@ -6730,14 +6725,8 @@ fn resize_as_view_inverse(it: &mut Interp, me: TensorId, sizes: &[SymInt]) -> Op
     if it.m.sizes.eq(&old, &new) {
         return Ok(());
     }
-    Err(oe(
-        "invalid-shape",
-        format!(
-            "shape '{}' is invalid for input of size {new}",
-            show(&base_sizes)
-        ),
-    )
-    .help("resize the base tensor, or clone the view before resizing it"))
+    Err(invalid_shape_error(&base_sizes, &new)
+        .help("resize the base tensor, or clone the view before resizing it"))
 }
 
 /// `custom_view(x)`: the output of a custom autograd.Function whose forward

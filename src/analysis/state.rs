@@ -743,14 +743,7 @@ impl Machine {
                     // t() swaps the two dims of a 2-d tensor and returns a
                     // 0-d or 1-d one as it is.
                     if sizes.len() > 2 {
-                        return Err(OpError::new(
-                            "other",
-                            format!(
-                                "t() expects a tensor with <= 2 dimensions, but self is {}D",
-                                sizes.len()
-                            ),
-                        )
-                        .help(REPLAY_HELP));
+                        return Err(shape::t_rank_error(sizes.len()).help(REPLAY_HELP));
                     }
                     let (mut ps, mut pt) = (sizes.clone(), strides.clone());
                     ps.reverse();
@@ -775,15 +768,9 @@ impl Machine {
                         shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
                     }
                     if perm.len() != sizes.len() {
-                        return Err(OpError::new(
-                            "other",
-                            format!(
-                                "Attempting to permute a tensor of rank {}, but received a permutation of length {}!",
-                                sizes.len(),
-                                perm.len()
-                            ),
-                        )
-                        .help(REPLAY_HELP));
+                        return Err(
+                            shape::permute_length_error(sizes.len(), perm.len()).help(REPLAY_HELP)
+                        );
                     }
                     let ps: Dims = perm.iter().map(|&j| sizes[j].clone()).collect();
                     let pt: Dims = perm.iter().map(|&j| strides[j].clone()).collect();
@@ -846,7 +833,7 @@ impl Machine {
                     }
                     let target = self.sizes.prod(&c_sizes)?;
                     if !self.sizes.eq(&numel, &target) {
-                        return Err(invalid_shape_error(&c_sizes, &numel).help(REPLAY_HELP));
+                        return Err(shape::invalid_shape_error(&c_sizes, &numel).help(REPLAY_HELP));
                     }
                     match shape::ref_view_geometry(&sizes, &strides, &c_sizes, &mut self.sizes)? {
                         Some(g) => g,
@@ -3357,17 +3344,6 @@ pub(crate) fn view_stride_error(
             shape::show(sizes),
             show_tuple(strides),
             show_tuple(target)
-        ),
-    )
-}
-
-/// `infer_size`'s refusal of a shape whose numel is not the input's.
-pub(crate) fn invalid_shape_error(target: &[SymInt], numel: &SymInt) -> OpError {
-    OpError::new(
-        "invalid-shape",
-        format!(
-            "shape '{}' is invalid for input of size {numel}",
-            shape::show(target)
         ),
     )
 }

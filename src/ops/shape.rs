@@ -923,6 +923,33 @@ pub fn view_replay_strides(
     })
 }
 
+/// `infer_size`'s refusal of a shape whose numel is not the input's.
+pub fn invalid_shape_error(target: &[SymInt], numel: &SymInt) -> OpError {
+    OpError::new(
+        "invalid-shape",
+        format!(
+            "shape '{}' is invalid for input of size {numel}",
+            show(target)
+        ),
+    )
+}
+
+/// `t()`'s refusal of a tensor of more than two dims.
+pub fn t_rank_error(rank: usize) -> OpError {
+    OpError::new(
+        "other",
+        format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
+    )
+}
+
+/// torch._refs.permute's refusal of a permutation of another length.
+pub fn permute_length_error(rank: usize, len: usize) -> OpError {
+    OpError::new(
+        "other",
+        format!("Attempting to permute a tensor of rank {rank}, but received a permutation of length {len}!"),
+    )
+}
+
 /// A view step run on a value of other sizes (a `resize_as_` wrote it):
 /// backwards, as functionalization's inverse (FunctionalInverses.cpp, views
 /// reapplied) takes it to the base, or forwards, as `regenerate_from_base`
@@ -964,10 +991,7 @@ pub fn view_step_on(
         DimMap::Permute(perm) => match view.op {
             "t" => {
                 if rank > 2 {
-                    return Err(OpError::new(
-                        "other",
-                        format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
-                    ));
+                    return Err(t_rank_error(rank));
                 }
                 sizes.reverse();
                 strides.reverse();
@@ -989,13 +1013,7 @@ pub fn view_step_on(
             }
             _ => {
                 if rank != perm.len() {
-                    return Err(OpError::new(
-                        "other",
-                        format!(
-                            "Attempting to permute a tensor of rank {rank}, but received a permutation of length {}!",
-                            perm.len()
-                        ),
-                    ));
+                    return Err(permute_length_error(rank, perm.len()));
                 }
                 let (old_sizes, old_strides) = (sizes.clone(), strides.clone());
                 for (i, &j) in perm.iter().enumerate() {
@@ -1040,13 +1058,7 @@ pub fn view_step_on(
             let numel = s.prod(sizes)?;
             let want = s.prod(target)?;
             if !s.eq(&numel, &want) {
-                return Err(OpError::new(
-                    "invalid-shape",
-                    format!(
-                        "shape '{}' is invalid for input of size {numel}",
-                        show(target)
-                    ),
-                ));
+                return Err(invalid_shape_error(target, &numel));
             }
             let Some((_, st)) = ref_view_geometry(sizes, strides, target, s)? else {
                 return Ok(false);
@@ -1178,16 +1190,7 @@ pub fn infer_size(shape: &[SymInt], numel: &SymInt, s: &mut Sizes) -> OpResult<D
             known = s.mul(&known, d)?;
         }
     }
-    let bad = || {
-        OpError::new(
-            "invalid-shape",
-            format!(
-                "shape '{}' is invalid for input of size {}",
-                show(shape),
-                numel
-            ),
-        )
-    };
+    let bad = || invalid_shape_error(shape, numel);
     let mut out = Dims::from(shape);
     match infer {
         Some(i) => {
