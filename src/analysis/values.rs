@@ -494,11 +494,7 @@ fn modelled(
                 sets[k] = if accumulate {
                     let mut acc = sets[k].clone();
                     for &j in &hits {
-                        let add = value.get(j * inner + tail)?;
-                        let sums = acc
-                            .iter()
-                            .flat_map(|&a| add.iter().map(move |&b| a.checked_add(b)));
-                        acc = set_of(sums.collect::<Option<Vec<_>>>()?)?;
+                        acc = sum_of(&acc, value.get(j * inner + tail)?)?;
                     }
                     acc
                 } else {
@@ -636,14 +632,7 @@ fn scatter_sets(
         }
         let slot = sets.get_mut(usize::try_from(flat).ok()?)?;
         let v = value(&c)?;
-        *slot = if add {
-            let sums = slot
-                .iter()
-                .flat_map(|&a| v.iter().map(move |&b| a.checked_add(b)));
-            set_of(sums.collect::<Option<Vec<i64>>>()?)?
-        } else {
-            v
-        };
+        *slot = if add { sum_of(slot, &v)? } else { v };
     }
     Some(sets)
 }
@@ -685,17 +674,21 @@ fn sum_set(sets: &[ValueSet]) -> Option<ValueSet> {
     for set in sets {
         lo += i128::from(*set.first()?);
         hi += i128::from(*set.last()?);
-        exact = exact.and_then(|acc| {
-            let sums = acc
-                .iter()
-                .flat_map(|&a| set.iter().map(move |&b| a.checked_add(b)));
-            set_of(sums.collect::<Option<Vec<i64>>>()?)
-        });
+        exact = exact.and_then(|acc| sum_of(&acc, set));
     }
     if i64::try_from(hi).is_err() || i64::try_from(lo).is_err() {
         return None;
     }
     exact.or_else(|| spread_set(lo, hi + 1))
+}
+
+/// The values `a + b` may take for `a` in one set and `b` in another (None
+/// on overflow or past `MAX_SET`).
+fn sum_of(a: &[i64], b: &[i64]) -> Option<ValueSet> {
+    let sums = a
+        .iter()
+        .flat_map(|&x| b.iter().map(move |&y| x.checked_add(y)));
+    set_of(sums.collect::<Option<Vec<i64>>>()?)
 }
 
 /// The values a uniform draw from `[low, high)` stands for: each of them
