@@ -8230,7 +8230,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         if it.m.mode == Mode::Analysis
             && fast_layout.is_none()
-            && matches!(op.name, "add" | "sub" | "subtract")
+            // (An in-place op's functional form is the op.)
+            && matches!(op.name.trim_end_matches('_'), "add" | "sub" | "subtract")
             && p.tensors.len() == 2
             && matches!(a.get("other"), Value::Tensor(_))
         {
