@@ -849,6 +849,9 @@ impl Machine {
                 }
                 _ => return Ok(()),
             };
+            // The replayed view is a FunctionalTensor too (the replay runs
+            // under FunctionalTensorMode).
+            self.wrap_view_sizes(&replayed.0)?;
             (sizes, strides) = replayed;
         }
         Ok(())
@@ -1432,20 +1435,7 @@ impl Machine {
         {
             self.specialise_unit_sizes(base);
         }
-        if self.mode == Mode::Analysis && self.sizes.env.num_symbols() > 0 {
-            // Wrapping a view whose size is 0 at the hints in a
-            // FunctionalTensor (`_make_wrapper_subclass` with its strides
-            // and offset) guards the size to 0, which ShapeEnv solves
-            // (`o[5:]` of an (n, 10) with n = 5 makes n static). A fresh
-            // tensor of that size keeps it symbolic.
-            // (A guard ShapeEnv cannot solve, `n // 7 == 0`, only narrows
-            // n's range: the size stays symbolic.)
-            for size in &meta.sizes {
-                if size.is_symbolic() && self.sizes.env.hint(size) == Some(0) {
-                    self.sizes.concrete(size, "a view's size")?;
-                }
-            }
-        }
+        self.wrap_view_sizes(&meta.sizes)?;
         if std::mem::take(&mut self.view_entry)
             && self.mode == Mode::Analysis
             && self.inference_mode
@@ -2568,6 +2558,23 @@ impl Machine {
                 self.guard_sizes_to_hints(parent, |_| true);
             }
         }
+    }
+
+    /// Wrapping a view whose size is 0 at the hints in a FunctionalTensor
+    /// (`_make_wrapper_subclass` with its strides and offset) guards the
+    /// size to 0, which ShapeEnv solves (`o[5:]` of an (n, 10) with n = 5
+    /// makes n static). A fresh tensor of that size keeps it symbolic.
+    /// (A guard ShapeEnv cannot solve, `n // 7 == 0`, only narrows n's
+    /// range: the size stays symbolic.) Analysis only.
+    fn wrap_view_sizes(&mut self, sizes: &[SymInt]) -> OpResult<()> {
+        if self.mode == Mode::Analysis && self.sizes.env.num_symbols() > 0 {
+            for size in sizes {
+                if size.is_symbolic() && self.sizes.env.hint(size) == Some(0) {
+                    self.sizes.concrete(size, "a view's size")?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// PyTorch specialises a symbolic size whose hint is 0 or 1 (`m - 4`
