@@ -1836,7 +1836,13 @@ impl Machine {
         if self.relaid.is_empty() {
             return (parent_now.clone(), made);
         }
-        let on = if self.metadata_changes.contains_key(&parent) {
+        // (A parent with in-place metadata ops since the view was made:
+        // the callers pass its geometry of then, those ops undone.)
+        let changed_since = self
+            .metadata_changes
+            .get(&parent)
+            .is_some_and(|c| c.iter().any(|c| c.made > child as usize));
+        let on = if changed_since {
             parent_now.clone()
         } else {
             self.layout_when_made(parent, child)
