@@ -3530,7 +3530,27 @@ fn apply_slicing(
             _ => None,
         };
         let item = known_int.as_ref().unwrap_or(item);
-        if stale.is_some() {
+        // applySlice returns `self` only when the slice is exactly
+        // `0:length:1`, the length read from the sizes Python sees (stale
+        // after set_(): the original tensor's, then the view's own); an open
+        // `x[:]` has stop = sys.maxsize, so it is a real slice. A lone slice
+        // (`x[:5]`) disables the shortcut; within a tuple it asks
+        // guard_size_oblivious whether the stop is the length (before
+        // looking at the step), which specialises a symbolic length equal to
+        // it at its hint (tests/oracle/random/regress_symbolic_sizes.tp).
+        let full_slice = match item {
+            Index::Slice(a, Some(b), c) if !single => {
+                let length = match stale.as_ref().filter(|_| cur == t) {
+                    Some(s) => s.get(dim).cloned(),
+                    None => it.m.t(cur).sizes().get(dim).cloned(),
+                };
+                a.as_ref().is_none_or(|x| x.as_int() == Some(0))
+                    && length.is_some_and(|size| it.m.sizes.eq(&size, b))
+                    && c.as_ref().is_none_or(|s| s.as_int() == Some(1))
+            }
+            _ => false,
+        };
+        if stale.is_some() && !full_slice {
             // A dim the stale rank allows may not exist: the op's own check.
             let real = it.m.t(cur).sizes().len();
             let bound = if matches!(item, Index::None) {
@@ -3602,21 +3622,7 @@ fn apply_slicing(
                 if step <= 0 {
                     return Err(err("value", "step must be greater than zero", span));
                 }
-                // applySlice returns `self` only when the slice is exactly
-                // `0:length:1`; an open `x[:]` has stop = sys.maxsize, so it
-                // is a real slice. A lone slice (`x[:5]`) disables the
-                // shortcut; within a tuple it asks guard_size_oblivious
-                // whether the stop is the length (before looking at the
-                // step), which specialises a symbolic length equal to it at
-                // its hint (tests/oracle/random/regress_symbolic_sizes.tp).
-                let full = !single
-                    && a.as_ref().is_none_or(|x| x.as_int() == Some(0))
-                    && match (b.as_ref(), tt.sizes().get(dim)) {
-                        (Some(x), Some(size)) => it.m.sizes.eq(size, x),
-                        _ => false,
-                    }
-                    && step == 1;
-                if !full || single {
+                if !full_slice {
                     let meta = slice_meta(it, &tt, dim, a.clone(), b.clone(), step, false)
                         .map_err(|e| op_error(e, span))?;
                     let keeps_dim = it.m.mode == Mode::Analysis
