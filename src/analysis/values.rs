@@ -265,11 +265,15 @@ pub fn after_functional(
     }
     let base = || broadcast_sets(m, me, out);
     if op == "sum" {
-        // The sum of all elements (no dim, no dtype but an integer one).
-        if !matches!(get("dim"), Value::None) || !matches!(get("dtype"), Value::None) {
+        // The sum of all elements, or over the given dims (no dtype but an
+        // integer one).
+        if !matches!(get("dtype"), Value::None) {
             return None;
         }
-        return Some(vec![sum_set(&m.value_sets(me)?)?]);
+        return match get("dim") {
+            Value::None => Some(vec![sum_set(&m.value_sets(me)?)?]),
+            dims => sum_over_dims(m, me, &dims),
+        };
     }
     let inplace = match op {
         "neg" | "negative" => "neg_",
@@ -680,6 +684,47 @@ fn sum_set(sets: &[ValueSet]) -> Option<ValueSet> {
         return None;
     }
     exact.or_else(|| spread_set(lo, hi + 1))
+}
+
+/// The value sets of `sum(me, dims)` (keepdim or not: the same elements in
+/// row-major order): each the `sum_set` of the elements it adds up.
+fn sum_over_dims(m: &Machine, me: TensorId, dims: &Value) -> Option<Vec<ValueSet>> {
+    let shape = concrete_sizes(m, me)?;
+    let rank = shape.len().max(1) as i64;
+    let wrap = |d: &Value| -> Option<usize> {
+        let d = match d {
+            Value::Int(i) => i.as_int()?,
+            _ => return None,
+        };
+        let d = if d < 0 { d + rank } else { d };
+        (0..rank).contains(&d).then_some(d as usize)
+    };
+    let reduced: SmallVec<[usize; 4]> = match dims {
+        Value::Tuple(items) => items.iter().map(wrap).collect::<Option<_>>()?,
+        Value::List(items) => items.borrow().iter().map(wrap).collect::<Option<_>>()?,
+        d => smallvec::smallvec![wrap(d)?],
+    };
+    // An empty dim list sums everything (as no dim does).
+    if reduced.is_empty() || shape.is_empty() {
+        return Some(vec![sum_set(&m.value_sets(me)?)?]);
+    }
+    let sets = m.value_sets(me)?;
+    let kept: SmallVec<[i64; 6]> = (0..shape.len())
+        .map(|d| if reduced.contains(&d) { 1 } else { shape[d] })
+        .collect();
+    let mut groups: Vec<Vec<ValueSet>> = vec![Vec::new(); coordinates(&kept).count()];
+    for (index, set) in coordinates(&shape).zip(sets) {
+        let out = (0..shape.len()).fold(0usize, |flat, d| {
+            flat * kept[d] as usize
+                + if reduced.contains(&d) {
+                    0
+                } else {
+                    index[d] as usize
+                }
+        });
+        groups.get_mut(out)?.push(set);
+    }
+    groups.iter().map(|g| sum_set(g)).collect()
 }
 
 /// The values `a + b` may take for `a` in one set and `b` in another (None
