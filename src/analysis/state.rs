@@ -2861,12 +2861,18 @@ impl Machine {
                 .metadata_changes
                 .get(&target)
                 .is_some_and(|c| c.len() == 1);
-        let view_like = t.functional_view || (t.metadata_mutated && !grown_base);
+        // (`_unsafe_view`'s result is, to functionalization, a view of its
+        // source: matmul's fold, a reshape that copies.)
+        let view_like = t.functional_view
+            || (t.metadata_mutated && !grown_base)
+            || self.unsafe_view_sources.contains_key(&target);
         if view_like && self.inference_lookup_fails(target) {
             let what = if t.functional_view {
                 "a view of a normal tensor"
-            } else {
+            } else if t.metadata_mutated && !grown_base {
                 "a normal tensor whose metadata an in-place op changed"
+            } else {
+                "the result of `_unsafe_view` (matmul's fold, a reshape that copies), a view to functionalization,"
             };
             return Err(OpError::new(
                 "other",
