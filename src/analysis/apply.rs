@@ -4287,10 +4287,6 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
     // copy_to: copy_ for tensors of the same shape or any non-0-d tensor; fill_ for numbers and 0-d tensors.
     match value {
         Value::Tensor(v) => {
-            // copy_to's first op on the value (its view, expand or copy_)
-            // reads the value's grad_fn in its autograd kernel, before any
-            // shape check: a stale view's may refuse.
-            it.m.collect_stale_edge(v).map_err(|e| op_error(e, span))?;
             // copy_to reads the value's sizes as Python sees them (stale
             // after set_()); its view of the value runs on the real ones.
             let stale = match it.m.mode {
@@ -4311,6 +4307,14 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             };
             let ds = stale_dst.unwrap_or_else(|| it.m.t(dst).sizes().clone());
             let vs = stale.unwrap_or_else(|| it.m.t(v).sizes().clone());
+            if !vs.is_empty() && vs != ds {
+                // copy_to's first op on a value of another shape is its
+                // view, whose autograd kernel reads the value's grad_fn
+                // before any shape check: a stale view's may refuse. (Of the
+                // same shape or 0-d, it is copy_ or fill_, which check the
+                // destination first.)
+                it.m.collect_stale_edge(v).map_err(|e| op_error(e, span))?;
+            }
             if !vs.is_empty() && vs != ds && !stale_value {
                 // copy_to: expand_inplace(dst, value) first.
                 let vt = it.m.t(v).clone();
