@@ -6281,6 +6281,15 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
                     return Err(oe("other", "tried to directly modify sizes for customized tensor")
                         .help("PyTorch's analysis cannot resize_ a tensor of symbolic sizes: allocate a new one instead"));
                 }
+                // resize__functionalization then compares the new size in
+                // bytes with `storage().nbytes()`, which refuses a storage
+                // whose size is symbolic (a view of an input of symbolic
+                // sizes), even once a guard made it a number.
+                let nbytes = &it.m.storages[t.storage].nbytes;
+                if op.rule == "resize" && nbytes.as_ref().and_then(SymInt::as_int).is_none() {
+                    return Err(oe("other", "Expected !size_bytes_is_heap_allocated_ to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)")
+                        .help("PyTorch's analysis cannot resize_ a view of a storage of symbolic size: resize a clone instead"));
+                }
             }
             // resize_ keeps the strides when the sizes do not change and no
             // memory format is asked for; resize_as_ turns preserve_format
