@@ -6444,7 +6444,20 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         it.m.resize_views.remove(&me);
     }
     it.m.provenance.metadata(me, t.storage, op.name, span);
+    // An in-place view op on a view sets its history (set_history, not
+    // rebase_history): its node takes the view's previous one, read first
+    // (regenerated if stale), and the view's node is current again, so a
+    // later read does not replay its view ops on the base.
+    let next = if it.m.mode == Mode::Analysis && t.view.is_some() {
+        it.m.next_edges(&[("self", Some(me))], &[me])?
+    } else {
+        None
+    };
     it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
+    if let Some(next) = next {
+        it.m.record_node(op.name, true, &[("self", Some(me))], &[me], span, next)?;
+        it.m.mark_history_current(me);
+    }
     Ok(Value::Tensor(me))
 }
 

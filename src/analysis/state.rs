@@ -1931,10 +1931,29 @@ impl Machine {
     ) -> OpResult<Option<Dims>> {
         let changes = self.metadata_changes.get(&id).cloned().unwrap_or_default();
         let made = changes.first().map_or(now, |c| &c.before).clone();
-        let parent_geom = self.tensors[parent].geom.clone();
+        let mut parent_geom = self.tensors[parent].geom.clone();
+        let mut parent_strides = parent_strides.clone();
+        if self
+            .metadata_changes
+            .get(&parent)
+            .is_some_and(|c| c.iter().any(|c| c.made > id as usize))
+        {
+            // The parent's in-place metadata ops since the view was made
+            // are not among its view metas: undone on the parent's new
+            // value first (tests/oracle/view_after_base_metadata_op.tp).
+            match self.undo_metadata_changes_since(
+                parent,
+                id as usize,
+                &parent_geom,
+                &parent_strides,
+            )? {
+                Some((then, strides)) => (parent_geom, parent_strides) = (then, strides),
+                None => return Ok(None),
+            }
+        }
         let (on, made) = self.step_geometries(parent, id, &parent_geom, made);
         let step = view_step(self.tensors[id].origin_op.as_str(), &on, &made);
-        let Some(strides) = shape::view_replay_strides(&step, parent_strides, &mut self.sizes)?
+        let Some(strides) = shape::view_replay_strides(&step, &parent_strides, &mut self.sizes)?
         else {
             return Ok(None);
         };
@@ -2727,6 +2746,13 @@ impl Machine {
         Ok(None)
     }
 
+    /// A view's node was just set (`set_history`): it is current for the
+    /// view's version now (`set_gradient_edge` sets its attr_version).
+    pub fn mark_history_current(&mut self, id: TensorId) {
+        let v = self.versions[self.tensors[id].version];
+        self.tensors[id].attr_version = v;
+    }
+
     /// `rebase_history` of an in-place op on a view: the base's new node is
     /// a CopySlices over the op's `node` and the base's previous node
     /// (`base_fn`, read before the op), and the view takes `node`.
@@ -2757,10 +2783,8 @@ impl Machine {
         // view's node over the base's new one: backward from the view runs
         // through the CopySlices.
         let regenerated = self.add_node("AsStridedBackward0", [copy_slices], span);
-        let v = self.versions[self.tensors[target].version];
-        let t = &mut self.tensors[target];
-        t.grad_fn = Some(regenerated);
-        t.attr_version = v;
+        self.tensors[target].grad_fn = Some(regenerated);
+        self.mark_history_current(target);
     }
 
     /// `assert_no_partial_overlap(self, other)`: the written tensor and an
