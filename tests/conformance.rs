@@ -204,12 +204,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/autocast_cpu_2.tp:test_autocast_view_as_complex_bf16",
         "autocast fp32 cast of view_as_complex not modelled",
     ),
-    // resize_ of a strided view of an intermediate grows past its base:
-    // functionalization's as_strided_scatter replay refuses it.
-    (
-        "pytorch/sort_select_1.tp:test_sort_1d_output_discontiguous",
-        "resize_ of a view replayed onto its base not modelled",
-    ),
     // A channels_last input with one channel is also contiguous: eager's
     // TensorIterator fast path gives contiguous strides, fake keeps the input's.
     (

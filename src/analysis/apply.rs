@@ -57,10 +57,17 @@ fn argmax_runs_kernel(it: &Interp, t: &Tensor, a: &Args) -> bool {
 /// that reaches past the end of `storage`.
 fn check_storage_bounds(it: &Interp, storage: StorageId, meta: &Meta) -> OpResult<()> {
     let (sizes, strides, offset) = (&meta.sizes, &meta.strides, &meta.offset);
-    match it.m.storage_overrun(storage, sizes, strides, offset, meta.dtype) {
-        Some((need, have)) => Err(oe(
-            "other",
-            format!("setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {} requiring a storage size of {need} are out of bounds for storage of size {have}", show(sizes), show(strides), meta.dtype.itemsize()),
+    match it
+        .m
+        .storage_overrun(storage, sizes, strides, offset, meta.dtype)
+    {
+        Some((need, have)) => Err(super::state::set_storage_error(
+            sizes,
+            strides,
+            offset,
+            meta.dtype.itemsize(),
+            need,
+            have,
         )),
         None => Ok(()),
     }
@@ -5670,6 +5677,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         it.m.check_as_strided_chain(me)
             .map_err(|e| op_error(e, span))?;
         it.m.check_scatter_bounds(me)
+            .map_err(|e| op_error(e, span))?;
+        it.m.check_resize_view_bounds(me)
             .map_err(|e| op_error(e, span))?;
         it.m.check_unfold_inverse(me)
             .map_err(|e| op_error(e, span))?;

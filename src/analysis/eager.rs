@@ -140,6 +140,15 @@ pub(crate) fn predict(
                 node.not_implemented,
             )
         };
+        if let Some(e) = m.copy_slices_overruns.get(&n) {
+            let d = op_error(e.clone(), span)
+                .with_label("written in place through a view that reaches past its base's size")
+                .with_help("backward lays the base's gradient out at the base's size: resize the base, not a view of it, or write to a clone");
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
         if overlapping_view {
             // CopySlices runs the op's own node first (which unpacks what it
             // saved), then copies the gradient into the view.

@@ -118,6 +118,10 @@ pub struct Machine {
     /// (the engine's `validate_outputs`): the input's index, the gradient's
     /// sizes (the input's when the op ran) and the sizes expected.
     pub bad_grads: rustc_hash::FxHashMap<NodeId, (usize, Dims, Dims)>,
+    /// Eager: CopySlices nodes whose view reaches past the storage that
+    /// backward makes for their base's gradient (a view resize_()d larger
+    /// before it was written): its `as_strided` refuses (setStorage).
+    pub copy_slices_overruns: rustc_hash::FxHashMap<NodeId, OpError>,
     /// Eager: the leaves that require grad whose AccumulateGrad node exists
     /// (a recorded op took one as input); it keeps the leaf's sizes of then.
     pub accumulators: rustc_hash::FxHashSet<TensorId>,
@@ -309,6 +313,7 @@ impl Machine {
             pending_values: Default::default(),
             grad_sizes: Default::default(),
             bad_grads: Default::default(),
+            copy_slices_overruns: Default::default(),
             accumulators: Default::default(),
             accumulator_edges: Default::default(),
             pending_accumulator_edges: Default::default(),
@@ -2410,6 +2415,65 @@ impl Machine {
         Ok(())
     }
 
+    /// A data write to a view after a resize_ that fit its storage (a view
+    /// meta `as_strided(size, contiguous strides)` on the view's value of
+    /// then, or a base's after an earlier in-place metadata op): the write
+    /// goes back through `as_strided_scatter` onto that value, a copy of its
+    /// own size, which a resize_ past its elements overruns. Analysis only.
+    pub fn check_resize_view_bounds(&self, target: TensorId) -> OpResult<()> {
+        if self.resize_views.is_empty() {
+            return Ok(());
+        }
+        let Some(sizes) = self.resize_views.get(&target) else {
+            return Ok(());
+        };
+        let t = &self.tensors[target];
+        let is_view = self
+            .provenance
+            .parent(target)
+            .is_some_and(|p| self.tensors[p].storage == t.storage);
+        let Some((k, change)) = self
+            .metadata_changes
+            .get(&target)
+            .and_then(|c| c.iter().enumerate().rev().find(|(_, c)| c.rule == "resize"))
+        else {
+            return Ok(());
+        };
+        // A base's first view meta runs on the base itself, its storage
+        // whole; any later one on a copy.
+        if !is_view && k == 0 {
+            return Ok(());
+        }
+        let numel = |dims: &[SymInt]| -> Option<i64> {
+            dims.iter()
+                .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
+        };
+        let (Some(have), Some(need)) = (numel(change.before.sizes()), numel(sizes)) else {
+            return Ok(());
+        };
+        if need <= have || need == 0 {
+            return Ok(());
+        }
+        let itemsize = t.dtype.itemsize();
+        // (Contiguous strides of integer sizes.)
+        let mut strides: Dims = smallvec::smallvec![SymInt::int(1); sizes.len()];
+        for d in (0..sizes.len().saturating_sub(1)).rev() {
+            let next = strides[d + 1].as_int().unwrap_or(1);
+            strides[d] = SymInt::int(next * sizes[d + 1].as_int().unwrap_or(1).max(1));
+        }
+        Err(OpError::new(
+            "other",
+            format!(
+                "as_strided_scatter: sizes {}, strides {}, storage offset 0  and itemsize {itemsize} requiring a storage size of {} are out of bounds for storage of size {}",
+                shape::show(sizes),
+                shape::show(&strides),
+                need * itemsize,
+                have * itemsize
+            ),
+        )
+        .help("functionalization writes this view back through the resize_, onto the view's elements before it: resize the base, or clone the view first"))
+    }
+
     /// The bytes a layout of `dtype` elements needs from `storage` and the
     /// bytes it has, when it needs more than it has (both known): what
     /// `as_strided` checks (`setStorage` in eager, `as_strided_scatter` in
@@ -2778,6 +2842,34 @@ impl Machine {
                 .any(|(size, stride)| {
                     env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
                 });
+        if self.mode == Mode::Eager {
+            // CopySlices::apply lays the gradient out as the base was
+            // (new_empty_strided) and takes the view of it with as_strided.
+            // (A view of another dtype, view_as_real's, is taken with its
+            // view_fn instead.)
+            let (b, v) = (&self.tensors[base], &self.tensors[target]);
+            let offset = v.offset.as_int().zip(b.offset.as_int()).map(|(v, b)| v - b);
+            let offset = offset.filter(|_| v.dtype == b.dtype);
+            if let Some(offset) = offset.filter(|&o| o >= 0) {
+                let itemsize = v.dtype.itemsize();
+                let offset = SymInt::int(offset);
+                let need = extent(v.sizes(), v.strides(), &offset).map(|e| e * itemsize);
+                let have = extent(b.sizes(), b.strides(), &SymInt::int(0)).map(|e| e * itemsize);
+                if let (Some(need), Some(have)) = (need, have) {
+                    if need > have {
+                        let e = set_storage_error(
+                            v.sizes(),
+                            v.strides(),
+                            &offset,
+                            itemsize,
+                            need,
+                            have,
+                        );
+                        self.copy_slices_overruns.insert(copy_slices, e);
+                    }
+                }
+            }
+        }
         self.tensors[base].grad_fn = Some(copy_slices);
         // `self.grad_fn()` at the end of rebase_history regenerates the
         // view's node over the base's new one: backward from the view runs
@@ -3145,6 +3237,26 @@ fn view_step<'a>(
         sizes: view.sizes(),
         strides: view.strides(),
     }
+}
+
+/// setStorage's bounds check (`checkInBoundsForStorage`): a layout that
+/// needs `need` bytes of a storage of `have`.
+pub fn set_storage_error(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    offset: &SymInt,
+    itemsize: i64,
+    need: i64,
+    have: i64,
+) -> OpError {
+    OpError::new(
+        "other",
+        format!(
+            "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {itemsize} requiring a storage size of {need} are out of bounds for storage of size {have}",
+            shape::show(sizes),
+            shape::show(strides)
+        ),
+    )
 }
 
 /// The number of elements a layout reaches (offset + 1 + sum((size-1)*stride)),
