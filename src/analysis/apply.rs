@@ -4795,6 +4795,13 @@ fn copy_of(
         dtype,
     };
     let out = it.m.op_result(meta, op, &[("self", Some(me))], span)?;
+    if it.m.mode == Mode::Eager {
+        if let Some(sets) = super::values::after_copy(&it.m, me, out) {
+            if let Some(written) = it.m.written_values(out, sets) {
+                it.m.commit_values(written);
+            }
+        }
+    }
     Ok(Value::Tensor(out))
 }
 

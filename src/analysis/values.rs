@@ -53,10 +53,11 @@ fn set_of(values: impl IntoIterator<Item = i64>) -> Option<ValueSet> {
 }
 
 impl Machine {
-    /// Whether the eager run follows `id`'s values: an integer tensor.
+    /// Whether the eager run follows `id`'s values: an integer or boolean
+    /// tensor (a boolean's values 0 and 1, for masks and their sums).
     fn follows_values(&self, id: TensorId) -> bool {
         let dtype = self.tensors[id].dtype;
-        self.mode == Mode::Eager && dtype.is_integral() && dtype != DType::Bool
+        self.mode == Mode::Eager && dtype.is_integral()
     }
 
     /// The storage offsets of `id`'s elements in row-major order: None
@@ -160,7 +161,8 @@ impl Machine {
     /// An integer input of the eager run: each element one of `randint(1,
     /// 5)`'s values.
     pub fn seed_input_values(&mut self, id: TensorId) {
-        if !self.follows_values(id) {
+        // (A boolean input's values are not followed.)
+        if !self.follows_values(id) || self.tensors[id].dtype == DType::Bool {
             return;
         }
         let t = &self.tensors[id];
@@ -242,7 +244,93 @@ pub fn after_inplace(
     if !m.follows_values(me) {
         return None;
     }
-    modelled(m, op, get, me, me, &|| m.value_sets(me))
+    let sets = modelled(m, op, get, me, me, &|| m.value_sets(me))?;
+    Some(as_dtype(m, me, sets))
+}
+
+/// The value sets of `out`, an eager copy of `src` converted to `out`'s
+/// dtype (`_to_copy`, `clone`): a boolean's are 0 or 1; a value a narrower
+/// integer dtype cannot hold forgets them.
+pub fn after_copy(m: &Machine, src: TensorId, out: TensorId) -> Option<Vec<ValueSet>> {
+    if !m.follows_values(out) || !m.tensors[src].dtype.is_integral() {
+        return None;
+    }
+    let sets = m.value_sets(src)?;
+    let range: Option<(i64, i64)> = match m.tensors[out].dtype {
+        DType::U8 => Some((0, 255)),
+        DType::I8 => Some((-128, 127)),
+        DType::I16 => Some((i16::MIN.into(), i16::MAX.into())),
+        DType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
+        _ => None,
+    };
+    if let Some((lo, hi)) = range {
+        if sets.iter().flatten().any(|&v| v < lo || v > hi) {
+            return None;
+        }
+    }
+    Some(as_dtype(m, out, sets))
+}
+
+/// Values written into a boolean tensor are 0 or 1.
+fn as_dtype(m: &Machine, target: TensorId, sets: Vec<ValueSet>) -> Vec<ValueSet> {
+    if m.tensors[target].dtype != DType::Bool {
+        return sets;
+    }
+    sets.into_iter()
+        .map(|set| {
+            let mut out: ValueSet = set.iter().map(|&v| i64::from(v != 0)).collect();
+            out.dedup();
+            out
+        })
+        .collect()
+}
+
+/// The value sets of a comparison of `me` (integer) with `other` (an
+/// integer or a tensor of known values), broadcast to `out`: 1 where it
+/// holds, 0 where not, both where the element's values disagree.
+fn compare_sets(
+    m: &Machine,
+    op: &str,
+    me: TensorId,
+    other: &Value,
+    out: TensorId,
+) -> Option<Vec<ValueSet>> {
+    let holds = |a: i64, b: i64| match op {
+        "gt" | "greater" => a > b,
+        "lt" | "less" => a < b,
+        "ge" | "greater_equal" => a >= b,
+        "le" | "less_equal" => a <= b,
+        "eq" => a == b,
+        _ => a != b,
+    };
+    let mine = broadcast_sets(m, me, out)?;
+    let theirs: Vec<ValueSet> = match other {
+        Value::Int(i) => vec![smallvec::smallvec![i.as_int()?]; mine.len()],
+        Value::Bool(b) => vec![smallvec::smallvec![i64::from(*b)]; mine.len()],
+        Value::Tensor(o) if m.tensors[*o].dtype.is_integral() => broadcast_sets(m, *o, out)?,
+        _ => return None,
+    };
+    if theirs.len() != mine.len() {
+        return None;
+    }
+    Some(
+        mine.iter()
+            .zip(&theirs)
+            .map(|(a, b)| {
+                let mut set: ValueSet = SmallVec::new();
+                for &x in a {
+                    for &y in b {
+                        let v = i64::from(holds(x, y));
+                        if !set.contains(&v) {
+                            set.push(v);
+                        }
+                    }
+                }
+                set.sort_unstable();
+                set
+            })
+            .collect(),
+    )
 }
 
 /// The value sets of the integer result `out` of an eager functional op,
@@ -264,6 +352,21 @@ pub fn after_functional(
         return None;
     }
     let base = || broadcast_sets(m, me, out);
+    if matches!(
+        op,
+        "gt" | "lt"
+            | "ge"
+            | "le"
+            | "eq"
+            | "ne"
+            | "greater"
+            | "less"
+            | "greater_equal"
+            | "less_equal"
+            | "not_equal"
+    ) {
+        return compare_sets(m, op, me, &get("other"), out);
+    }
     if op == "sum" {
         // The sum of all elements, or over the given dims (no dtype but an
         // integer one).
@@ -283,6 +386,7 @@ pub fn after_functional(
         "clamp_min" => "clamp_min_",
         "clamp_max" => "clamp_max_",
         "add" => "add_",
+        "masked_fill" => "masked_fill_",
         "sub" | "subtract" => "sub_",
         "mul" | "multiply" => "mul_",
         "minimum" => "minimum",
@@ -291,7 +395,8 @@ pub fn after_functional(
         | "positive" => return base(),
         _ => return None,
     };
-    modelled(m, inplace, get, out, me, &base)
+    let sets = modelled(m, inplace, get, out, me, &base)?;
+    Some(as_dtype(m, out, sets))
 }
 
 /// `after_inplace`'s ops with `target`'s shape: `this` is the op's self,
@@ -416,6 +521,30 @@ fn modelled(
                 return None;
             };
             broadcast_sets(m, src, me)
+        }
+        // Where the mask is known: the value where it is 1, the element's
+        // own values where it is 0. A mask that may be either (it depends
+        // on values tpi does not tie to the elements') forgets them.
+        "masked_fill_" => {
+            let Value::Tensor(mask) = get("mask") else {
+                return None;
+            };
+            let value = match get("value") {
+                Value::Tensor(t) if m.tensors[t].sizes().is_empty() => {
+                    m.value_sets(t)?.into_iter().next()?
+                }
+                v => smallvec::smallvec![int(&v)?],
+            };
+            let masks = broadcast_sets(m, mask, me)?;
+            base()?
+                .into_iter()
+                .zip(masks)
+                .map(|(own, mask)| match mask.as_slice() {
+                    [0] => Some(own),
+                    [1] => Some(value.clone()),
+                    _ => None,
+                })
+                .collect()
         }
         "index_fill_" => {
             let shape = concrete_sizes(m, me)?;
