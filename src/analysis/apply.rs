@@ -4866,7 +4866,32 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             }
             let numel = it.m.numel(me)?;
             let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
-            reshape_to(it, me, sizes, span)
+            // A contiguous tensor's reshape is `view(proposed)`, whose -1
+            // autograd's view replay infers again on the base of then.
+            let inferred = target.iter().position(|d| d.as_int() == Some(-1));
+            // (Told without a guard: each stride is the product of the
+            // sizes after it.)
+            let contiguous = it.m.mode == Mode::Analysis && inferred.is_some() && {
+                let g = decomposition_geometry(&it.m, me);
+                let mut expect = SymInt::int(1);
+                let mut same = true;
+                for (size, stride) in g.sizes().iter().zip(g.strides()).rev() {
+                    same &= *stride == expect;
+                    match expect.mul(size) {
+                        Ok(next) => expect = next,
+                        Err(_) => same = false,
+                    }
+                }
+                same
+            };
+            let out = reshape_to(it, me, sizes, span)?;
+            if let (true, Value::Tensor(v), Some(k)) = (contiguous, &out, inferred) {
+                let k = u8::try_from(k).ok();
+                if let (true, Some(k)) = (*v != me && it.m.t(*v).origin_op.as_str() == "view", k) {
+                    it.m.view_args.insert(*v, ViewArg::InferredViewDim(k));
+                }
+            }
+            Ok(out)
         }
         "flatten" => {
             let sizes = it.m.t(me).sizes().clone();
