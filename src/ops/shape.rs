@@ -854,9 +854,30 @@ pub fn view_inverse_strides(
         DimMap::Reshape => {
             ref_view_geometry(view.sizes, new_strides, view.base_sizes, s)?.map(|(_, st)| st)
         }
-        DimMap::Expand | DimMap::Unfold => Some(contiguous_strides(view.base_sizes, s)?),
+        DimMap::Expand => Some(expand_inverse_strides(view, view.base_sizes, s)?),
+        DimMap::Unfold => Some(contiguous_strides(view.base_sizes, s)?),
         DimMap::Diagonal(..) => None,
     })
+}
+
+/// The strides of expand's inverse, `base + sum_to(value - base, sizes)`
+/// (ViewInverses.cpp), `sizes` the base's: the sum is a fresh tensor, and
+/// the addition takes the base's layout wherever the base's strides tell
+/// it (a channels-last base stays channels-last).
+fn expand_inverse_strides(view: &ViewStep, sizes: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
+    let summed = contiguous_strides(sizes, s)?;
+    if view.base_sizes != sizes {
+        return Ok(summed);
+    }
+    let base = IterOperand {
+        sizes: view.base_sizes,
+        strides: view.base_strides,
+    };
+    let sum = IterOperand {
+        sizes,
+        strides: &summed,
+    };
+    iterator_output_strides(sizes, &[base, sum], true, s)
 }
 
 /// The strides the view op gives when it is replayed on its base's new
@@ -1103,7 +1124,7 @@ pub fn view_step_on(
                     }
                 })
                 .collect();
-            *strides = contiguous_strides(&summed, s)?;
+            *strides = expand_inverse_strides(view, &summed, s)?;
             *sizes = summed;
         }
         DimMap::Expand | DimMap::Unfold | DimMap::Diagonal(..) => return Ok(false),
