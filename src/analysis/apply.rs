@@ -4868,10 +4868,14 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             let sizes = shape::infer_size(&target, &numel, &mut it.m.sizes)?;
             // A contiguous tensor's reshape is `view(proposed)`, whose -1
             // autograd's view replay infers again on the base of then.
-            let inferred = target.iter().position(|d| d.as_int() == Some(-1));
+            let inferred = if it.m.mode == Mode::Analysis {
+                target.iter().position(|d| d.as_int() == Some(-1))
+            } else {
+                None
+            };
             // (Told without a guard: each stride is the product of the
             // sizes after it.)
-            let contiguous = it.m.mode == Mode::Analysis && inferred.is_some() && {
+            let contiguous = inferred.is_some() && {
                 let g = decomposition_geometry(&it.m, me);
                 let mut expect = SymInt::int(1);
                 let mut same = true;
@@ -8303,9 +8307,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         }
         if it.m.mode == Mode::Analysis
             && fast_layout.is_none()
-            // (An in-place op's functional form is the op.)
-            && matches!(op.name.trim_end_matches('_'), "add" | "sub" | "subtract")
             && p.tensors.len() == 2
+            // (An in-place op's functional form is the op.)
+            && matches!(
+                op.name,
+                "add" | "sub" | "subtract" | "add_" | "sub_" | "subtract_"
+            )
             && matches!(a.get("other"), Value::Tensor(_))
         {
             // (An alpha of 1 is the default, which __torch_dispatch__ does

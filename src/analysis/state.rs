@@ -2655,12 +2655,19 @@ impl Machine {
     /// makes n static). A fresh tensor of that size keeps it symbolic.
     /// (A guard ShapeEnv cannot solve, `n // 7 == 0`, only narrows n's
     /// range: the size stays symbolic.) Analysis only.
+    #[inline]
     fn wrap_view_sizes(&mut self, sizes: &[SymInt]) -> OpResult<()> {
         if self.mode == Mode::Analysis && self.sizes.env.num_symbols() > 0 {
-            for size in sizes {
-                if size.is_symbolic() && self.sizes.env.hint(size) == Some(0) {
-                    self.sizes.concrete(size, "a view's size")?;
-                }
+            self.guard_empty_view_sizes(sizes)?;
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn guard_empty_view_sizes(&mut self, sizes: &[SymInt]) -> OpResult<()> {
+        for size in sizes {
+            if size.is_symbolic() && self.sizes.env.hint(size) == Some(0) {
+                self.sizes.concrete(size, "a view's size")?;
             }
         }
         Ok(())
