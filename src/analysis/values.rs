@@ -698,7 +698,12 @@ fn modelled(
                 return None;
             };
             let ix_shape = concrete_sizes(m, ix)?;
-            let picked = m.known_values(ix)?;
+            // An index of known values; or, when adding, of value sets.
+            let picked: Vec<ValueSet> = match m.known_values(ix) {
+                Some(values) => values.iter().map(|&v| smallvec::smallvec![v]).collect(),
+                None if add => m.value_sets(ix)?,
+                None => return None,
+            };
             let src = match (get("src"), get("value")) {
                 (Value::Tensor(t), _) => t,
                 // scatter_(dim, index, value): a number (as `src` or `value`).
@@ -735,9 +740,12 @@ fn modelled(
     }
 }
 
-/// `scatter_`'s values: each element of the index (shape `ix_shape`, values
-/// `picked`) writes `value(its coordinates)` at its coordinates with `dim`
-/// replaced by its value, or adds it there (`add`: scatter_add_).
+/// `scatter_`'s values: each element of the index (shape `ix_shape`, value
+/// sets `picked`) writes `value(its coordinates)` at its coordinates with
+/// `dim` replaced by its value, or adds it there (`add`: scatter_add_). An
+/// index element that may hold several values (a random index, when
+/// adding) adds its value or nothing to each place it may reach: each
+/// element's values are then `sum_set`'s of its own and those.
 #[allow(clippy::too_many_arguments)]
 fn scatter_sets(
     m: &Machine,
@@ -745,7 +753,7 @@ fn scatter_sets(
     shape: &[i64],
     dim: usize,
     ix_shape: &[i64],
-    picked: &[i64],
+    picked: &[ValueSet],
     add: bool,
     value: &dyn Fn(&[i64]) -> Option<ValueSet>,
 ) -> Option<Vec<ValueSet>> {
@@ -753,19 +761,45 @@ fn scatter_sets(
     if shape.is_empty() || ix_shape.len() != shape.len() {
         return None;
     }
-    for (c, &i) in coordinates(ix_shape).zip(picked) {
-        let mut at = c.clone();
-        at[dim] = i;
-        let mut flat = 0i64;
-        for (&i, &n) in at.iter().zip(shape) {
-            if i < 0 || i >= n {
-                return None;
-            }
-            flat = flat * n + i;
-        }
-        let slot = sets.get_mut(usize::try_from(flat).ok()?)?;
+    // What each element may have added to it, when an index is uncertain.
+    let mut added: Vec<Vec<ValueSet>> = Vec::new();
+    for (c, choices) in coordinates(ix_shape).zip(picked) {
         let v = value(&c)?;
-        *slot = if add { sum_of(slot, &v)? } else { v };
+        let certain = choices.len() == 1;
+        if !certain && added.is_empty() {
+            added = vec![Vec::new(); sets.len()];
+        }
+        for &i in choices {
+            let mut at = c.clone();
+            at[dim] = i;
+            let mut flat = 0i64;
+            for (&i, &n) in at.iter().zip(shape) {
+                if i < 0 || i >= n {
+                    return None;
+                }
+                flat = flat * n + i;
+            }
+            let k = usize::try_from(flat).ok()?;
+            if certain {
+                let slot = sets.get_mut(k)?;
+                *slot = if add { sum_of(slot, &v)? } else { v.clone() };
+            } else {
+                // (Only when adding: scatter_ that replaces needs an index
+                // of known values.)
+                let mut maybe = v.clone();
+                maybe.push(0);
+                maybe.sort_unstable();
+                maybe.dedup();
+                added.get_mut(k)?.push(maybe);
+            }
+        }
+    }
+    for (set, more) in sets.iter_mut().zip(added) {
+        if !more.is_empty() {
+            let mut all = more;
+            all.push(std::mem::take(set));
+            *set = sum_set(&all)?;
+        }
     }
     Some(sets)
 }
