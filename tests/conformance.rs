@@ -210,12 +210,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/unary_ufuncs_2.tp:test_channels_last_c1",
         "eager-only output strides not modelled",
     ),
-    // `2 ** x`: eager's pow(Scalar, Tensor) allocates a contiguous output;
-    // the analysis's reference keeps x's layout (tpi follows the analysis).
-    (
-        "pytorch/binary_ufuncs_2.tp:test_rpow_transposed_layout",
-        "eager-only output strides not modelled",
-    ),
     // A complex gradient reaching a real input (validate_outputs).
     (
         "pytorch/reductions_pt_2.tp:test_sum_integer_upcast_rg",

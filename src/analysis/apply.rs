@@ -8071,9 +8071,6 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         _ => None,
     };
     if let Some((dt, names)) = pw_rule {
-        if op.name == "pow" || op.name == "pow_" {
-            if let (Value::Tensor(_), Value::None) = (a.get("self"), a.get("exponent")) {}
-        }
         let names: &[&str] = if op.name.starts_with("pow") {
             &["self", "exponent"]
         } else if rule == "lerp" && !matches!(a.get("weight"), Value::Tensor(_)) {
@@ -8354,6 +8351,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let Some(strides) = refs_floor_divide_strides(&mut it.m, x, y, common)? {
                 meta.strides = strides;
             }
+        } else if it.m.mode == Mode::Eager
+            && op.name == "pow"
+            && !matches!(a.get("self"), Value::Tensor(_))
+        {
+            // Eager's pow.Scalar (a number to a tensor power, `2 ** x`)
+            // declares its output with no strides: contiguous, whatever
+            // the exponent's layout.
+            meta.strides = shape::contiguous_strides(&meta.sizes, &mut it.m.sizes)?;
         }
         return Ok((vec![meta], None));
     }
