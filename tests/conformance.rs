@@ -111,29 +111,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "audit_dtype_1.tp:test_where_cond_u8",
         "dtype rule of the analysis's decomposition or eager kernel not modelled",
     ),
-    // Output layouts the audit found that tpi does not model yet
-    // (tests/oracle/audit_layout_2.tp): contiguous(channels_last) of
-    // size-0 tensors.
-    (
-        "audit_layout_2.tp:zs_in_c_0345",
-        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_c_2011",
-        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_c_2045",
-        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_c_2305",
-        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
-    ),
-    (
-        "audit_layout_2.tp:zs_in_c_2340",
-        "contiguous(channels_last) of a size-0 tensor copies in PyTorch (no numel-0 shortcut)",
-    ),
     // Eager value checks the audit found that tpi does not model yet
     // (tests/oracle/audit_eager_2.tp): a number that overflows through
     // where's wrapped scalar;
