@@ -181,12 +181,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/autocast_cpu_2.tp:test_autocast_view_as_complex_bf16",
         "autocast fp32 cast of view_as_complex not modelled",
     ),
-    // A channels_last input with one channel is also contiguous: eager's
-    // TensorIterator fast path gives contiguous strides, fake keeps the input's.
-    (
-        "pytorch/unary_ufuncs_2.tp:test_channels_last_c1",
-        "eager-only output strides not modelled",
-    ),
     // A complex gradient reaching a real input (validate_outputs).
     (
         "pytorch/reductions_pt_2.tp:test_sum_integer_upcast_rg",

@@ -1672,6 +1672,20 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
         })
         .collect();
     let refs_expand = m.mode == Mode::Analysis;
+    // Eager's TensorIterator fast setup: operands all of the output's shape
+    // (no broadcast, no 0-d one) that are all contiguous give a contiguous
+    // output, even when they are channels-last too (`(2, 1, 4, 5)` with
+    // channels-last strides), where the refs' rule sorts the dims.
+    if !refs_expand
+        && sizes.len() == 4
+        && !operands.is_empty()
+        && operands.iter().all(|op| op.sizes == sizes)
+        && operands
+            .iter()
+            .all(|op| shape::is_contiguous(op.sizes, op.strides, &mut m.sizes))
+    {
+        return shape::contiguous_strides(sizes, &mut m.sizes);
+    }
     shape::iterator_output_strides(sizes, &operands, refs_expand, &mut m.sizes)
 }
 
