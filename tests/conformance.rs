@@ -181,11 +181,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/autocast_cpu_2.tp:test_autocast_view_as_complex_bf16",
         "autocast fp32 cast of view_as_complex not modelled",
     ),
-    // A complex gradient reaching a real input (validate_outputs).
-    (
-        "pytorch/reductions_pt_2.tp:test_sum_integer_upcast_rg",
-        "backward dtype checks not modelled",
-    ),
     // A 0-dim complex64 times float16 is complex32, a dtype outside the language.
     (
         "pytorch/type_promotion_1.tp:test_complex_promotion_cfloat_0dim_half",

@@ -903,6 +903,16 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 scatter_src_grad(it, op, &a, node);
+                // A reduction to a complex dtype of a real input: its
+                // gradient is complex (validate_outputs refuses it;
+                // cumsum's backward converts it back).
+                if it.m.mode == Mode::Eager
+                    && matches!(op.name, "sum" | "mean" | "prod" | "cumprod")
+                    && matches!(a.get("dtype"), Value::Dtype(d) if d.is_complex())
+                    && matches!(a.get("self"), Value::Tensor(t) if !it.m.t(*t).dtype.is_complex())
+                {
+                    it.m.complex_grad_nodes.insert(node);
+                }
                 // (Saved tensors matter to the eager run's backward only.)
                 if it.m.mode == Mode::Eager && op.name == "matmul" {
                     if let [(_, Some(x)), (_, Some(y))] = named.as_slice() {

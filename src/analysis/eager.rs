@@ -170,6 +170,19 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
+        if !m.complex_grad_nodes.is_empty() && m.complex_grad_nodes.contains(&n) {
+            let d = Diagnostic::error(
+                "other",
+                "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
+                span,
+            )
+            .with_label("this reduction to a complex dtype hands its real input a complex gradient")
+            .with_help("reduce in a real dtype and convert the result, or make the input complex first");
+            return EagerPrediction {
+                forward_error: None,
+                backward_error: Some(d),
+            };
+        }
         if m.integer_grad_nodes.contains(&n) {
             // The node's consumer hands it a gradient of the integer
             // tensor's dtype, which the engine asserts is differentiable.

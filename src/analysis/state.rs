@@ -198,6 +198,10 @@ pub struct Machine {
     /// the gradient backward hands that tensor trips the engine's
     /// isDifferentiableType assert.
     pub integer_grad_nodes: rustc_hash::FxHashSet<NodeId>,
+    /// Eager: nodes of a reduction to a complex dtype of a real input
+    /// (`x.sum(dtype=torch.complex64)`): the complex gradient they hand the
+    /// real input fails the engine's validate_outputs.
+    pub complex_grad_nodes: rustc_hash::FxHashSet<NodeId>,
     /// The tensors the running function's variables hold, taken just
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
@@ -333,6 +337,7 @@ impl Machine {
             conj: Default::default(),
             versioned_inference: Default::default(),
             integer_grad_nodes: Default::default(),
+            complex_grad_nodes: Default::default(),
             bound_tensors: Vec::new(),
         }
     }
