@@ -193,11 +193,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/indexing_2.tp:test_getitem_scalars",
         "fake-tensor constants not modelled",
     ),
-    // A list of fewer than 32 sequences indexes as a tuple of them (NumPy's rule).
-    (
-        "pytorch/indexing_2.tp:test_list_indices_too_many",
-        "treatSequenceAsTuple not modelled",
-    ),
     // 2.7.1 eager quirk: index_put_ with None placeholders around a mask.
     (
         "pytorch/indexing_2.tp:test_multi_dimensional_bool_mask_index_put",

@@ -3803,7 +3803,33 @@ fn guard_int_indices(it: &mut Interp, idx: &Value, lone_symint: bool, span: Span
     Ok(())
 }
 
+/// Python's `treatSequenceAsTuple` (python_variable_indexing.cpp): a list
+/// index of fewer than 32 items, one of which is a sequence, a slice,
+/// `...`, `None` or a tensor, indexes as the tuple of its items
+/// (`t[[[0, 1], [1, 2]]]` is `t[[0, 1], [1, 2]]`).
+fn sequence_as_tuple(idx: &Value) -> Option<Value> {
+    let Value::List(items) = idx else {
+        return None;
+    };
+    let items = items.borrow();
+    let tuple_like = items.len() < 32
+        && items.iter().any(|v| {
+            matches!(
+                v,
+                Value::List(_)
+                    | Value::Tuple(_)
+                    | Value::Slice(_)
+                    | Value::Ellipsis
+                    | Value::None
+                    | Value::Tensor(_)
+            )
+        });
+    tuple_like.then(|| Value::tuple(items.clone()))
+}
+
 pub fn getitem(it: &mut Interp, t: TensorId, idx: &Value, span: Span) -> R<Value> {
+    let as_tuple = sequence_as_tuple(idx);
+    let idx = as_tuple.as_ref().unwrap_or(idx);
     guard_int_indices(it, idx, false, span)?;
     let items = parse_index(it, idx, span)?;
     check_zero_dim_select(it, t, idx, &items, span)?;
@@ -4271,6 +4297,8 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
 }
 
 pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
+    let as_tuple = sequence_as_tuple(idx);
+    let idx = as_tuple.as_ref().unwrap_or(idx);
     guard_int_indices(it, idx, true, span)?;
     let items = parse_index(it, idx, span)?;
     check_zero_dim_select(it, t, idx, &items, span)?;
