@@ -2429,6 +2429,23 @@ impl Machine {
         if self.resize_views.is_empty() {
             return Ok(());
         }
+        // The written tensor, and the tensors the write goes back through.
+        let storage = self.tensors[target].storage;
+        let mut chain = vec![target];
+        chain.extend(
+            self.view_parents(target)
+                .into_iter()
+                .map(|(_, p)| p)
+                .take_while(|&p| self.tensors[p].storage == storage),
+        );
+        for id in chain {
+            self.check_resize_view_bound(id)?;
+        }
+        Ok(())
+    }
+
+    /// `check_resize_view_bounds` for one tensor of the chain.
+    fn check_resize_view_bound(&self, target: TensorId) -> OpResult<()> {
         let Some(sizes) = self.resize_views.get(&target) else {
             return Ok(());
         };
