@@ -271,6 +271,12 @@ pub fn after_copy(m: &Machine, src: TensorId, out: TensorId) -> Option<Vec<Value
     Some(as_dtype(m, out, sets))
 }
 
+/// Whether two tensors read the same storage elements in the same order.
+fn same_elements(m: &Machine, a: TensorId, b: TensorId) -> bool {
+    let (x, y) = (&m.tensors[a], &m.tensors[b]);
+    a == b || (x.storage == y.storage && x.geometry() == y.geometry() && x.offset == y.offset)
+}
+
 /// Values written into a boolean tensor are 0 or 1.
 fn as_dtype(m: &Machine, target: TensorId, sets: Vec<ValueSet>) -> Vec<ValueSet> {
     if m.tensors[target].dtype != DType::Bool {
@@ -366,6 +372,45 @@ pub fn after_functional(
             | "not_equal"
     ) {
         return compare_sets(m, op, me, &get("other"), out);
+    }
+    if matches!(op, "dot" | "inner") {
+        // The sum of the elementwise products (1-d operands): a tensor
+        // with itself multiplies each element by itself.
+        let o = match (get("tensor"), get("other")) {
+            (Value::Tensor(o), _) | (_, Value::Tensor(o)) => o,
+            _ => return None,
+        };
+        if m.tensors[me].sizes().len() != 1 || m.tensors[o].sizes().len() != 1 {
+            return None;
+        }
+        let mine = m.value_sets(me)?;
+        let products: Vec<ValueSet> = if same_elements(m, me, o) {
+            mine.iter()
+                .map(|a| {
+                    set_of(
+                        a.iter()
+                            .map(|&x| x.checked_mul(x))
+                            .collect::<Option<Vec<_>>>()?,
+                    )
+                })
+                .collect::<Option<_>>()?
+        } else {
+            let theirs = m.value_sets(o)?;
+            if theirs.len() != mine.len() {
+                return None;
+            }
+            mine.iter()
+                .zip(&theirs)
+                .map(|(a, b)| {
+                    let all: Option<Vec<i64>> = a
+                        .iter()
+                        .flat_map(|&x| b.iter().map(move |&y| x.checked_mul(y)))
+                        .collect();
+                    set_of(all?)
+                })
+                .collect::<Option<_>>()?
+        };
+        return Some(vec![sum_set(&products)?]);
     }
     if op == "sum" {
         // The sum of all elements, or over the given dims (no dtype but an
