@@ -1848,11 +1848,7 @@ impl Machine {
         }
         // (A parent with in-place metadata ops since the view was made:
         // the callers pass its geometry of then, those ops undone.)
-        let changed_since = self
-            .metadata_changes
-            .get(&parent)
-            .is_some_and(|c| c.iter().any(|c| c.made > child as usize));
-        let on = if changed_since {
+        let on = if self.changed_since_made(parent, child) {
             parent_now.clone()
         } else {
             self.layout_when_made(parent, child)
@@ -1889,6 +1885,31 @@ impl Machine {
         strides: &Dims,
     ) -> OpResult<Option<(SharedGeometry, Dims)>> {
         self.undo_metadata_changes_since(id, 0, now, strides)
+    }
+
+    /// Whether `parent` had an in-place metadata op after view `child` was
+    /// made (not among the view's metas).
+    fn changed_since_made(&self, parent: TensorId, child: TensorId) -> bool {
+        self.metadata_changes
+            .get(&parent)
+            .is_some_and(|c| c.iter().any(|c| c.made > child as usize))
+    }
+
+    /// The parent's new value (`geom` and `strides`) as view `child`'s metas
+    /// see it: with the parent's in-place metadata ops since the view was
+    /// made undone (tests/oracle/view_after_base_metadata_op.tp). None when
+    /// an op has no inverse tpi runs.
+    fn parent_value_then(
+        &mut self,
+        parent: TensorId,
+        child: TensorId,
+        geom: SharedGeometry,
+        strides: Dims,
+    ) -> OpResult<Option<(SharedGeometry, Dims)>> {
+        if !self.changed_since_made(parent, child) {
+            return Ok(Some((geom, strides)));
+        }
+        self.undo_metadata_changes_since(parent, child as usize, &geom, &strides)
     }
 
     /// `undo_metadata_changes` of the changes made after `since` tensors
@@ -1941,26 +1962,12 @@ impl Machine {
     ) -> OpResult<Option<Dims>> {
         let changes = self.metadata_changes.get(&id).cloned().unwrap_or_default();
         let made = changes.first().map_or(now, |c| &c.before).clone();
-        let mut parent_geom = self.tensors[parent].geom.clone();
-        let mut parent_strides = parent_strides.clone();
-        if self
-            .metadata_changes
-            .get(&parent)
-            .is_some_and(|c| c.iter().any(|c| c.made > id as usize))
-        {
-            // The parent's in-place metadata ops since the view was made
-            // are not among its view metas: undone on the parent's new
-            // value first (tests/oracle/view_after_base_metadata_op.tp).
-            match self.undo_metadata_changes_since(
-                parent,
-                id as usize,
-                &parent_geom,
-                &parent_strides,
-            )? {
-                Some((then, strides)) => (parent_geom, parent_strides) = (then, strides),
-                None => return Ok(None),
-            }
-        }
+        let parent_geom = self.tensors[parent].geom.clone();
+        let Some((parent_geom, parent_strides)) =
+            self.parent_value_then(parent, id, parent_geom, parent_strides.clone())?
+        else {
+            return Ok(None);
+        };
         let (on, made) = self.step_geometries(parent, id, &parent_geom, made);
         let step = view_step(self.tensors[id].origin_op.as_str(), &on, &made);
         let Some(strides) = shape::view_replay_strides(&step, &parent_strides, &mut self.sizes)?
@@ -2036,26 +2043,12 @@ impl Machine {
                 continue;
             };
             let old = self.tensors[id].geom.clone();
-            let (_, mut parent_old, mut parent_new) = changed[k].clone();
-            if self
-                .metadata_changes
-                .get(&parent)
-                .is_some_and(|c| c.iter().any(|c| c.made > id as usize))
-            {
-                // The parent's in-place metadata ops since the view was
-                // made are not among its metas: it is replayed on the
-                // parent's new value with those undone
-                // (tests/oracle/view_after_base_metadata_op.tp).
-                match self.undo_metadata_changes_since(
-                    parent,
-                    id as usize,
-                    &parent_old,
-                    &parent_new,
-                )? {
-                    Some((then, strides)) => (parent_old, parent_new) = (then, strides),
-                    None => continue,
-                }
-            }
+            let (_, parent_old, parent_new) = changed[k].clone();
+            let Some((parent_old, parent_new)) =
+                self.parent_value_then(parent, id, parent_old, parent_new)?
+            else {
+                continue;
+            };
             let parent_new = self.geoms.intern(parent_old.sizes().clone(), parent_new);
             let op = self.tensors[id].origin_op.as_str();
             let (on, made) = self.step_geometries(parent, id, &parent_old, old.clone());
