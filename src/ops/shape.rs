@@ -1567,7 +1567,9 @@ mod concrete {
     /// `is_contiguous` (`order` None) or `is_contiguous_as` a format whose
     /// dims innermost first are `order`.
     fn is_dense(sizes: &[i64], strides: &[i64], order: Option<&[usize]>) -> bool {
-        if sizes.contains(&0) {
+        // (A tensor without elements is contiguous, but channels-last only
+        // if its strides say so: `is_contiguous_as`.)
+        if order.is_none() && sizes.contains(&0) {
             return true;
         }
         let mut expected: i64 = 1;
