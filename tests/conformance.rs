@@ -4,17 +4,6 @@ use tpi::testing::{self, CaseResult, Comparison, Mode, Status};
 
 /// `path/under/tests/oracle.tp:function`, each with the reason.
 const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
-    // resize_ that replaces the storage keeps the wrapper's view metas
-    // (maybe_replace_storage); tpi does not replay a transpose_ of one dim
-    // with itself on the new rank.
-    (
-        "resize_after_metadata_change.tp:grown_after_transpose_then_write",
-        "view metas kept across a storage-replacing resize_ not modelled",
-    ),
-    (
-        "resize_after_metadata_change.tp:grown_after_transpose_then_dropout",
-        "view metas kept across a storage-replacing resize_ not modelled",
-    ),
     // The op-coverage audit (tests/oracle/audit_coverage_2.tp): aten
     // overload names and schemas are not checked.
     (

@@ -6551,6 +6551,22 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         None
     };
     it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
+    if it.m.mode == Mode::Analysis && op.rule == "transpose" {
+        let (k0, k1) = if op.name.starts_with("swapaxes") {
+            ("axis0", "axis1")
+        } else {
+            ("dim0", "dim1")
+        };
+        if let (Ok(d0), Ok(d1)) = (a.int(it, k0), a.int(it, k1)) {
+            if let Some(c) =
+                it.m.metadata_changes
+                    .get_mut(&me)
+                    .and_then(|c| c.last_mut())
+            {
+                c.dims = Some((d0, d1));
+            }
+        }
+    }
     if let Some(next) = next {
         it.m.record_node(op.name, true, &[("self", Some(me))], &[me], span, next)?;
         it.m.mark_history_current(me);

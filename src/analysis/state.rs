@@ -260,6 +260,9 @@ pub struct MetadataChange {
     /// The geometry the change gave (`mutate_metadata`): a later write
     /// gives the tensor new strides, which no longer tell the op's dims.
     pub after: Option<SharedGeometry>,
+    /// The dims an in-place transpose was given, which its geometries do
+    /// not tell when they are alike (`transpose_(1, 1)`).
+    pub dims: Option<(i64, i64)>,
 }
 
 /// What `mutate_data` reads of the tensor it writes.
@@ -2255,7 +2258,13 @@ impl Machine {
         strides: &[SymInt],
     ) -> OpResult<Option<(Dims, Dims)>> {
         // The view metas, last first: (op, geometry before, geometry after).
-        let mut steps: Vec<(&'static str, SharedGeometry, SharedGeometry)> = Vec::new();
+        type Step = (
+            &'static str,
+            SharedGeometry,
+            SharedGeometry,
+            Option<(i64, i64)>,
+        );
+        let mut steps: Vec<Step> = Vec::new();
         let (mut cur, mut when) = (id, usize::MAX);
         loop {
             if steps.len() > 256 || self.set_sources.contains_key(&cur) {
@@ -2277,7 +2286,7 @@ impl Machine {
                     (None, Some(next)) => next.before.clone(),
                     (None, None) => t.geom.clone(),
                 };
-                steps.push((c.rule, c.before.clone(), after));
+                steps.push((c.rule, c.before.clone(), after, c.dims));
             }
             let Some(parent) = self.provenance.parent(cur) else {
                 break;
@@ -2293,7 +2302,7 @@ impl Machine {
                 .get(&parent)
                 .and_then(|c| c.iter().find(|c| c.made > cur as usize))
                 .map_or_else(|| self.layout_when_made(parent, cur), |c| c.before.clone());
-            steps.push((t.origin_op.as_str(), on, made));
+            steps.push((t.origin_op.as_str(), on, made, None));
             (cur, when) = (parent, cur as usize);
         }
         if steps.is_empty() {
@@ -2301,13 +2310,18 @@ impl Machine {
         }
         let (mut sizes, mut strides): (Dims, Dims) = (sizes.into(), strides.into());
         for inverse in [true, false] {
-            let order: Box<dyn Iterator<Item = &(&str, SharedGeometry, SharedGeometry)>> =
-                if inverse {
-                    Box::new(steps.iter())
-                } else {
-                    Box::new(steps.iter().rev())
-                };
-            for (op, before, after) in order {
+            let order: Box<dyn Iterator<Item = &Step>> = if inverse {
+                Box::new(steps.iter())
+            } else {
+                Box::new(steps.iter().rev())
+            };
+            for (op, before, after, dims) in order {
+                // An in-place transpose's dims, wrapped on the value's rank
+                // (its geometries do not tell them when they are alike).
+                if let Some((d0, d1)) = dims {
+                    shape::wrap_dim(*d0, sizes.len())?;
+                    shape::wrap_dim(*d1, sizes.len())?;
+                }
                 let step = view_step(op, before, after);
                 if !shape::view_step_on(&step, inverse, &mut sizes, &mut strides, &mut self.sizes)?
                 {
@@ -3105,6 +3119,7 @@ impl Machine {
             relays: self.relaid.get(&target).map_or(0, |r| r.len()),
             rule,
             after: None,
+            dims: None,
         };
         self.metadata_changes
             .entry(target)
