@@ -10638,10 +10638,6 @@ fn analysis_matmul_view(
     Ok(Some(Value::Tensor(v)))
 }
 
-/// torch._decomp's `should_fold` (the analysis runs that Python matmul):
-/// an operand of 3 or more dims times one of at most 2 is folded into one
-/// mm/mv when the smaller operand requires grad, or when the larger one
-/// (as it is, not transposed) is contiguous, size-1 dims skipped.
 /// matmul saves its operands as they are only on the dot, mv and mm paths
 /// (and the unfolded operand of a folded mm or mv); otherwise what bmm or mm
 /// saves is a view of the operand (unsqueeze, reshape, expand), whose node
@@ -10673,6 +10669,10 @@ fn matmul_saved_views(it: &mut Interp, x: TensorId, y: TensorId, node: NodeId) {
     }
 }
 
+/// torch._decomp's `should_fold` (the analysis runs that Python matmul):
+/// an operand of 3 or more dims times one of at most 2 is folded into one
+/// mm/mv when the smaller operand requires grad, or when the larger one
+/// (as it is, not transposed) is contiguous, size-1 dims skipped.
 fn matmul_folds(it: &mut Interp, a: &Tensor, b: &Tensor, a_id: TensorId, b_id: TensorId) -> bool {
     let (t1, t1_id, t2, t2_id) = if a.sizes().len() >= b.sizes().len() {
         (a, a_id, b, b_id)
