@@ -2560,6 +2560,17 @@ fn constant_pad_checks(
 }
 
 /// The metadata of the view an op makes of `self`.
+/// The two dims a transpose (or swapdims, swapaxes, in place or not) was
+/// given, as given; swapaxes names them axis0 and axis1.
+fn transpose_dims(it: &mut Interp, a: &Args) -> OpResult<(i64, i64)> {
+    let (k0, k1) = if a.op.name.starts_with("swapaxes") {
+        ("axis0", "axis1")
+    } else {
+        ("dim0", "dim1")
+    };
+    Ok((a.int(it, k0)?, a.int(it, k1)?))
+}
+
 fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<ViewResult> {
     let _ = span;
     let me = a.tensor("self")?;
@@ -2569,14 +2580,9 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
     // without a copy of the whole tensor.
     match rule {
         "transpose" => {
-            // swapaxes names its dims axis0 and axis1.
-            let (k0, k1) = if a.op.name.starts_with("swapaxes") {
-                ("axis0", "axis1")
-            } else {
-                ("dim0", "dim1")
-            };
-            let d0 = shape::wrap_dim(a.int(it, k0)?, nd)?;
-            let d1 = shape::wrap_dim(a.int(it, k1)?, nd)?;
+            let (g0, g1) = transpose_dims(it, a)?;
+            let d0 = shape::wrap_dim(g0, nd)?;
+            let d1 = shape::wrap_dim(g1, nd)?;
             if nd == 0 {
                 return Ok(ViewResult::View(meta));
             }
@@ -6552,18 +6558,13 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     };
     it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
     if it.m.mode == Mode::Analysis && op.rule == "transpose" {
-        let (k0, k1) = if op.name.starts_with("swapaxes") {
-            ("axis0", "axis1")
-        } else {
-            ("dim0", "dim1")
-        };
-        if let (Ok(d0), Ok(d1)) = (a.int(it, k0), a.int(it, k1)) {
+        if let Ok(dims) = transpose_dims(it, a) {
             if let Some(c) =
                 it.m.metadata_changes
                     .get_mut(&me)
                     .and_then(|c| c.last_mut())
             {
-                c.dims = Some((d0, d1));
+                c.dims = Some(dims);
             }
         }
     }
@@ -7295,7 +7296,7 @@ fn scatter_checks(it: &mut Interp, a: &Args) -> OpResult<()> {
 /// `std::numeric_limits<T>::lowest()` and `max()` of a dtype, as f64:
 /// what c10's `overflows` and `check_from_to_in_range` compare with.
 /// None for float64 and complex (nothing to compare a double with).
-fn value_range(dtype: DType) -> Option<(f64, f64)> {
+pub(super) fn value_range(dtype: DType) -> Option<(f64, f64)> {
     Some(match dtype {
         DType::Bool => (0.0, 1.0),
         DType::U8 => (0.0, 255.0),

@@ -170,7 +170,7 @@ pub(crate) fn predict(
                 backward_error: Some(d),
             };
         }
-        if !m.complex_grad_nodes.is_empty() && m.complex_grad_nodes.contains(&n) {
+        if m.complex_grad_nodes.contains(&n) {
             let d = Diagnostic::error(
                 "other",
                 "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",

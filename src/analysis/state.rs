@@ -2432,7 +2432,7 @@ impl Machine {
     /// then, or a base's after an earlier in-place metadata op): the write
     /// goes back through `as_strided_scatter` onto that value, a copy of its
     /// own size, which a resize_ past its elements overruns. Analysis only.
-    pub fn check_resize_view_bounds(&self, target: TensorId) -> OpResult<()> {
+    pub fn check_resize_view_bounds(&mut self, target: TensorId) -> OpResult<()> {
         if self.resize_views.is_empty() {
             return Ok(());
         }
@@ -2452,8 +2452,8 @@ impl Machine {
     }
 
     /// `check_resize_view_bounds` for one tensor of the chain.
-    fn check_resize_view_bound(&self, target: TensorId) -> OpResult<()> {
-        let Some(sizes) = self.resize_views.get(&target) else {
+    fn check_resize_view_bound(&mut self, target: TensorId) -> OpResult<()> {
+        let Some(sizes) = self.resize_views.get(&target).cloned() else {
             return Ok(());
         };
         let t = &self.tensors[target];
@@ -2477,24 +2477,19 @@ impl Machine {
             dims.iter()
                 .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
         };
-        let (Some(have), Some(need)) = (numel(change.before.sizes()), numel(sizes)) else {
+        let (Some(have), Some(need)) = (numel(change.before.sizes()), numel(&sizes)) else {
             return Ok(());
         };
         if need <= have || need == 0 {
             return Ok(());
         }
         let itemsize = t.dtype.itemsize();
-        // (Contiguous strides of integer sizes.)
-        let mut strides: Dims = smallvec::smallvec![SymInt::int(1); sizes.len()];
-        for d in (0..sizes.len().saturating_sub(1)).rev() {
-            let next = strides[d + 1].as_int().unwrap_or(1);
-            strides[d] = SymInt::int(next * sizes[d + 1].as_int().unwrap_or(1).max(1));
-        }
+        let strides = shape::contiguous_strides(&sizes, &mut self.sizes)?;
         Err(OpError::new(
             "other",
             format!(
                 "as_strided_scatter: sizes {}, strides {}, storage offset 0  and itemsize {itemsize} requiring a storage size of {} are out of bounds for storage of size {}",
-                shape::show(sizes),
+                shape::show(&sizes),
                 shape::show(&strides),
                 need * itemsize,
                 have * itemsize

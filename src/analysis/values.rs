@@ -256,15 +256,14 @@ pub fn after_copy(m: &Machine, src: TensorId, out: TensorId) -> Option<Vec<Value
         return None;
     }
     let sets = m.value_sets(src)?;
-    let range: Option<(i64, i64)> = match m.tensors[out].dtype {
-        DType::U8 => Some((0, 255)),
-        DType::I8 => Some((-128, 127)),
-        DType::I16 => Some((i16::MIN.into(), i16::MAX.into())),
-        DType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
-        _ => None,
-    };
-    if let Some((lo, hi)) = range {
-        if sets.iter().flatten().any(|&v| v < lo || v > hi) {
+    let dtype = m.tensors[out].dtype;
+    // (A boolean takes any value: it is 0 or 1 after.)
+    if let Some((lo, hi)) = super::apply::value_range(dtype).filter(|_| dtype != DType::Bool) {
+        if sets
+            .iter()
+            .flatten()
+            .any(|&v| (v as f64) < lo || (v as f64) > hi)
+        {
             return None;
         }
     }
@@ -285,6 +284,7 @@ fn as_dtype(m: &Machine, target: TensorId, sets: Vec<ValueSet>) -> Vec<ValueSet>
     sets.into_iter()
         .map(|set| {
             let mut out: ValueSet = set.iter().map(|&v| i64::from(v != 0)).collect();
+            out.sort_unstable();
             out.dedup();
             out
         })
@@ -319,24 +319,10 @@ fn compare_sets(
     if theirs.len() != mine.len() {
         return None;
     }
-    Some(
-        mine.iter()
-            .zip(&theirs)
-            .map(|(a, b)| {
-                let mut set: ValueSet = SmallVec::new();
-                for &x in a {
-                    for &y in b {
-                        let v = i64::from(holds(x, y));
-                        if !set.contains(&v) {
-                            set.push(v);
-                        }
-                    }
-                }
-                set.sort_unstable();
-                set
-            })
-            .collect(),
-    )
+    mine.iter()
+        .zip(&theirs)
+        .map(|(a, b)| pairwise(a, b, |x, y| Some(i64::from(holds(x, y)))))
+        .collect()
 }
 
 /// The value sets of the integer result `out` of an eager functional op,
@@ -401,13 +387,7 @@ pub fn after_functional(
             }
             mine.iter()
                 .zip(&theirs)
-                .map(|(a, b)| {
-                    let all: Option<Vec<i64>> = a
-                        .iter()
-                        .flat_map(|&x| b.iter().map(move |&y| x.checked_mul(y)))
-                        .collect();
-                    set_of(all?)
-                })
+                .map(|(a, b)| pairwise(a, b, i64::checked_mul))
                 .collect::<Option<_>>()?
         };
         return Some(vec![sum_set(&products)?]);
@@ -539,26 +519,14 @@ fn modelled(
                 return unary(&|a| apply(a, b));
             }
             let Value::Tensor(o) = other else { return None };
-            let same = o == this
-                || (m.tensors[o].storage == m.tensors[this].storage
-                    && m.tensors[o].geometry() == m.tensors[this].geometry()
-                    && m.tensors[o].offset == m.tensors[this].offset);
-            if same {
+            if same_elements(m, o, this) {
                 return unary(&|a| apply(a, a));
             }
             let mine = base()?;
             let theirs = broadcast_sets(m, o, me)?;
-            mine.into_iter()
-                .zip(theirs)
-                .map(|(a, b)| {
-                    let mut out = Vec::with_capacity(a.len() * b.len());
-                    for &x in &a {
-                        for &y in &b {
-                            out.push(apply(x, y)?);
-                        }
-                    }
-                    set_of(out)
-                })
+            mine.iter()
+                .zip(&theirs)
+                .map(|(a, b)| pairwise(a, b, apply))
                 .collect()
         }
         "copy_" => {
@@ -920,7 +888,7 @@ fn sum_over_dims(m: &Machine, me: TensorId, dims: &Value) -> Option<Vec<ValueSet
     let kept: SmallVec<[i64; 6]> = (0..shape.len())
         .map(|d| if reduced.contains(&d) { 1 } else { shape[d] })
         .collect();
-    let mut groups: Vec<Vec<ValueSet>> = vec![Vec::new(); coordinates(&kept).count()];
+    let mut groups: Vec<Vec<ValueSet>> = vec![Vec::new(); kept.iter().product::<i64>() as usize];
     for (index, set) in coordinates(&shape).zip(sets) {
         let out = (0..shape.len()).fold(0usize, |flat, d| {
             flat * kept[d] as usize
@@ -938,10 +906,14 @@ fn sum_over_dims(m: &Machine, me: TensorId, dims: &Value) -> Option<Vec<ValueSet
 /// The values `a + b` may take for `a` in one set and `b` in another (None
 /// on overflow or past `MAX_SET`).
 fn sum_of(a: &[i64], b: &[i64]) -> Option<ValueSet> {
-    let sums = a
-        .iter()
-        .flat_map(|&x| b.iter().map(move |&y| x.checked_add(y)));
-    set_of(sums.collect::<Option<Vec<i64>>>()?)
+    pairwise(a, b, i64::checked_add)
+}
+
+/// The values `f(x, y)` may take for `x` in one set and `y` in another
+/// (None when `f` gives none, or past `MAX_SET`).
+fn pairwise(a: &[i64], b: &[i64], f: impl Fn(i64, i64) -> Option<i64>) -> Option<ValueSet> {
+    let all = a.iter().flat_map(|&x| b.iter().map(move |&y| (x, y)));
+    set_of(all.map(|(x, y)| f(x, y)).collect::<Option<Vec<i64>>>()?)
 }
 
 /// The values a uniform draw from `[low, high)` stands for: each of them
