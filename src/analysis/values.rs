@@ -567,17 +567,21 @@ fn modelled(
             let Value::Tensor(ix) = get("index") else {
                 return None;
             };
-            let picked: Vec<i64> = m
-                .known_values(ix)?
+            // An index of known values fills its slices; one of value sets
+            // (a random index) fills each slice it may pick or leaves it.
+            let picked: Vec<ValueSet> = m
+                .value_sets(ix)?
                 .iter()
-                .map(|&i| i.rem_euclid(n.max(1)))
-                .collect();
+                .map(|set| set_of(set.iter().map(|&i| i.rem_euclid(n.max(1)))))
+                .collect::<Option<_>>()?;
             let value = int(&get("value"))?;
             let mut sets = m.value_sets(me)?;
             for (k, c) in coordinates(&shape).enumerate() {
                 let at = c.get(dim).copied().unwrap_or(0);
-                if picked.contains(&at) {
+                if picked.iter().any(|p| p.as_slice() == [at]) {
                     sets[k] = smallvec::smallvec![value];
+                } else if picked.iter().any(|p| p.contains(&at)) {
+                    sets[k] = set_of(sets[k].iter().copied().chain([value]))?;
                 }
             }
             Some(sets)
