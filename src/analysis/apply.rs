@@ -719,16 +719,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
         if op.name == "dropout" {
             // _dropout_impl<inplace>: nothing to do (and nothing written)
             // when p is 0, outside training, or for an empty input.
-            let x = a.tensor("input").map_err(|e| op_error(e, span))?;
-            let p = match a.get("p") {
-                Value::Float(f) => Some(*f),
-                Value::Int(i) => i.as_int().map(|i| i as f64),
-                _ => None,
-            };
-            let empty = it.m.t(x).sizes().iter().any(|s| s.as_int() == Some(0));
-            let training = a.bool("training").map_err(|e| op_error(e, span))?;
-            if p.is_some_and(|p| (0.0..=1.0).contains(&p)) && (p == Some(0.0) || !training || empty)
-            {
+            if let Some(x) = dropout_returns_input(it, &a).map_err(|e| op_error(e, span))? {
                 return Ok(Value::Tensor(x));
             }
         }
@@ -823,10 +814,15 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // below checks the arguments. The composites that check their
             // own first: matmul, linear, einsum.
             // (Only a stale view's read can refuse: looked for first.)
+            // Eager's dropout that returns its input runs no autograd kernel.
+            let identity = op.name == "dropout"
+                && it.m.mode == Mode::Eager
+                && dropout_returns_input(it, &a).is_ok_and(|x| x.is_some());
             for v in &a.v {
                 if let Value::Tensor(t) = *v {
                     if it.m.is_stale_view(t)
                         && differentiable
+                        && !identity
                         && !matches!(op.name, "matmul" | "linear" | "einsum")
                     {
                         it.m.collect_stale_edge(t).map_err(|e| op_error(e, span))?;
@@ -934,6 +930,22 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             })
         }
     }
+}
+
+/// The input of an eager `dropout` (`_dropout_impl`) that returns it as it
+/// is, writing nothing: p is 0, outside training, or the input is empty.
+fn dropout_returns_input(it: &Interp, a: &Args) -> OpResult<Option<TensorId>> {
+    let x = a.tensor("input")?;
+    let p = match a.get("p") {
+        Value::Float(f) => Some(*f),
+        Value::Int(i) => i.as_int().map(|i| i as f64),
+        _ => None,
+    };
+    let empty = it.m.t(x).sizes().iter().any(|s| s.as_int() == Some(0));
+    let training = a.bool("training")?;
+    let identity =
+        p.is_some_and(|p| (0.0..=1.0).contains(&p)) && (p == Some(0.0) || !training || empty);
+    Ok(identity.then_some(x))
 }
 
 /// The checks of `index_add`, `index_copy` and `index_fill` (in place or
