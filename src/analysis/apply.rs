@@ -6569,6 +6569,15 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         None
     };
     it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
+    if it.m.mode == Mode::Analysis && op.rule == "resize" && !grown {
+        if let Some(c) =
+            it.m.metadata_changes
+                .get_mut(&me)
+                .and_then(|c| c.last_mut())
+        {
+            c.fitted_resize = true;
+        }
+    }
     if it.m.mode == Mode::Analysis && op.rule == "transpose" {
         if let Ok(dims) = transpose_dims(it, a) {
             if let Some(c) =
