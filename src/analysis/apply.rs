@@ -6900,11 +6900,11 @@ fn resize_as_view_inverse(it: &mut Interp, me: TensorId, sizes: &[SymInt]) -> Op
 /// returns `x.view_as(x)`.
 pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
     let mut meta = it.m.meta_of(x);
-    if let Some(stale) = it.m.stale_python_sizes(x).cloned() {
-        // `x.view_as(x)` views the real tensor with the sizes Python sees.
-        let t = it.m.t(x).clone();
-        view_sizes(it, &t, &stale, &mut meta).map_err(|e| op_error(e, span))?;
-    }
+    // `x.view_as(x)` views the real tensor with the sizes Python sees: a
+    // view (`computeStride`), which may restride size-1 dims.
+    let t = it.m.t(x).clone();
+    let sizes = it.m.stale_python_sizes(x).unwrap_or(t.sizes()).clone();
+    view_sizes(it, &t, &sizes, &mut meta).map_err(|e| op_error(e, span))?;
     let records = it.m.records_grad(&[x], meta.dtype);
     let v =
         it.m.view_of(x, meta, "view_as", false, true, span)
