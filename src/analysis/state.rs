@@ -2774,7 +2774,9 @@ impl Machine {
         others: &[(&str, Option<TensorId>)],
         span: Span,
     ) -> OpResult<Option<NodeId>> {
-        self.check_inference_mutation(target)?;
+        // Raised after the frozen-storage check below, but decided before
+        // this write registers the storage.
+        let lookup = self.check_inference_mutation(target);
         if self.mode == Mode::Analysis {
             self.specialise_unbind_base(target);
         }
@@ -2817,7 +2819,11 @@ impl Machine {
         // Autograd collects the edges (regenerating a stale view's node)
         // before functionalization sees the write.
         let next = self.next_edges_for(&inputs, result_dtype)?;
+        // Functionalization's commit_update refuses a frozen storage before
+        // FunctionalTensorMode wraps the result (where inference_mode's
+        // lookup fails).
         self.check_not_frozen(target)?;
+        lookup?;
         let records = next.is_some();
         self.provenance.data(
             target,
