@@ -733,6 +733,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
         let stale = match op.name {
             "flatten" => stale_flatten(it, &a, span),
             "chunk" => stale_chunk(it, &a, span),
+            "tile" => stale_tile(it, &a, span),
             _ => Ok(None),
         };
         if let Some(v) = stale.map_err(|e| op_error(e, span))? {
@@ -5077,6 +5078,24 @@ fn stale_chunk(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>>
     };
     let args = smallvec::smallvec![Value::Tensor(me), piece, Value::int(d as i64)];
     it.call_op(name, args, Vec::new(), span)
+        .map(Some)
+        .map_err(|d| OpError::new(d.code, d.message))
+}
+
+/// `tile` of a tensor whose Python sizes are stale (after `set_`): C++'s
+/// tile (CompositeImplicitAutograd) pads the reps with 1s to the wrapper's
+/// rank, then calls `repeat`, which runs on the real sizes
+/// (tests/oracle/set_stale_tile.tp).
+fn stale_tile(it: &mut Interp, a: &Args, span: Span) -> OpResult<Option<Value>> {
+    let me = a.tensor("self")?;
+    let Some(rank) = it.m.stale_python_sizes(me).map(|s| s.len()) else {
+        return Ok(None);
+    };
+    let reps = a.syms("dims")?;
+    let mut padded = vec![Value::int(1); rank.saturating_sub(reps.len())];
+    padded.extend(reps.into_iter().map(Value::Int));
+    let args = smallvec::smallvec![Value::Tensor(me), Value::list(padded)];
+    it.call_op("repeat", args, Vec::new(), span)
         .map(Some)
         .map_err(|d| OpError::new(d.code, d.message))
 }
