@@ -4345,6 +4345,35 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 )?
             }
         };
+        // THPVariable_setitem views the value without its leading 1s (its
+        // sizes as Python sees them, stale after set_(); the view runs on
+        // the real ones).
+        let vals = match vals {
+            Value::Tensor(v) => {
+                let sizes = match it.m.mode {
+                    Mode::Analysis => it.m.stale_python_sizes(v).cloned(),
+                    Mode::Eager => None,
+                }
+                .unwrap_or_else(|| it.m.t(v).sizes().clone());
+                let trimmed: Vec<Value> = sizes
+                    .iter()
+                    .skip_while(|s| s.as_int() == Some(1))
+                    .cloned()
+                    .map(Value::Int)
+                    .collect();
+                if trimmed.len() == sizes.len() {
+                    Value::Tensor(v)
+                } else {
+                    it.call_op(
+                        "view",
+                        smallvec::smallvec![Value::Tensor(v), Value::tuple(trimmed)],
+                        Vec::new(),
+                        span,
+                    )?
+                }
+            }
+            other => other,
+        };
         if it.m.mode == Mode::Eager {
             index_put_shape_checks(it, dst, &advanced, &vals).map_err(|e| op_error(e, span))?;
         }
