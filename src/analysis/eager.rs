@@ -240,7 +240,7 @@ pub(crate) fn predict(
         // took, which refuses a variable that has a grad_fn since: a
         // detach_()ed leaf written in place with an operand that requires
         // grad (AccumulateGrad::apply).
-        if let Some(leaves) = m.accumulator_edges.get(&n) {
+        if let Some(leaves) = m.accumulator_edges.get(&n).cloned() {
             if let Some(g) = leaves.iter().find_map(|&l| m.tensors[l].grad_fn) {
                 let d = Diagnostic::error(
                     "other",
@@ -260,9 +260,66 @@ pub(crate) fn predict(
                     backward_error: Some(d),
                 };
             }
+            for leaf in leaves {
+                if let Some(e) = accumulate_copy_error(m, leaf) {
+                    let d = op_error(e, m.nodes[n].span)
+                        .with_label("backward of this op accumulates into a leaf whose sizes changed without history since")
+                        .with_secondary(m.tensors[leaf].origin, "this leaf")
+                        .with_help("change the leaf's sizes outside no_grad/inference_mode, or on a clone");
+                    return EagerPrediction {
+                        forward_error: None,
+                        backward_error: Some(d),
+                    };
+                }
+            }
         }
     }
     EagerPrediction::default()
+}
+
+/// AccumulateGrad's first gradient for `leaf`, whose sizes an in-place
+/// metadata op without history changed since its accumulator was made
+/// (`Machine::grad_sizes`: the gradient has the old sizes, contiguous). A
+/// gradient laid out as the leaf is now (`obeys_layout_contract`: equal
+/// strides on its dims of size other than 1) is stored as it is; otherwise
+/// `clone_obey_contract` copies it into an empty tensor of the leaf's sizes
+/// and strides now, when those are dense, and that copy_ refuses a
+/// gradient that does not broadcast to them.
+fn accumulate_copy_error(
+    m: &mut super::state::Machine,
+    leaf: super::domain::TensorId,
+) -> Option<crate::ops::shape::OpError> {
+    use crate::ops::shape;
+    let grad = m.grad_sizes.get(&leaf)?.clone();
+    let t = &m.tensors[leaf];
+    let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
+    let grad_strides = shape::contiguous_strides(&grad, &mut m.sizes).ok()?;
+    let obeys = grad
+        .iter()
+        .zip(&grad_strides)
+        .enumerate()
+        .all(|(i, (g, st))| {
+            if g.as_int() == Some(1) {
+                st.as_int() != Some(0)
+            } else {
+                strides.get(i) == Some(st)
+            }
+        });
+    if obeys || !shape::is_non_overlapping_and_dense(&sizes, &strides, &mut m.sizes) {
+        return None;
+    }
+    match shape::broadcast_shapes(&sizes, &grad, &mut m.sizes) {
+        Err(e) => Some(e),
+        Ok(b) if b != sizes => Some(crate::ops::shape::OpError::new(
+            "inplace-broadcast",
+            format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                shape::show(&sizes),
+                shape::show(&b)
+            ),
+        )),
+        Ok(_) => None,
+    }
 }
 
 /// The error of the loss's `o.float().sum()` for an output whose sizes an
