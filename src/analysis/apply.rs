@@ -7494,20 +7494,19 @@ fn literal_index_bounds(it: &Interp, me: TensorId, dim: usize, ix: TensorId) -> 
 /// `scatter_gather_dtype_check`, `gather_shape_check` and
 /// `scatter_shape_check`, worded as PyTorch 2.7.1 words them): the index's
 /// dtype and rank, src's dtype and rank, and index sizes no larger than
-/// self's (apart from `dim`) and src's. Sizes not all known: those size
-/// comparisons are skipped.
+/// self's (apart from `dim`) and src's. Symbolic sizes are compared as the
+/// analysis's guards compare them, by their hints (`Sizes::lt`).
 fn scatter_gather_checks(
-    it: &Interp,
+    it: &mut Interp,
     name: &str,
     me: TensorId,
     dim: usize,
     ix: TensorId,
     src: Option<TensorId>,
 ) -> OpResult<()> {
-    let (t, index) = (it.m.t(me), it.m.t(ix));
-    let ints = |dims: &Dims| -> Option<Vec<i64>> { dims.iter().map(SymInt::as_int).collect() };
-    let index_sizes = ints(index.sizes());
-    if index_sizes.as_ref().is_some_and(|s| s.contains(&0)) {
+    let (t, index) = (it.m.t(me).clone(), it.m.t(ix).clone());
+    let numel = it.m.sizes.prod(index.sizes())?;
+    if it.m.sizes.eq_int(&numel, 0) {
         // An empty index skips every check.
         if let Some(s) = src {
             if name == "scatter" && it.m.t(s).dtype != t.dtype {
@@ -7535,11 +7534,11 @@ fn scatter_gather_checks(
     }
     // ensure_nonempty_dim / ensure_nonempty_size: a 0-d tensor counts as [1].
     let rank = |d: &Dims| d.len().max(1);
-    let size_at = |d: &[i64], i: usize| -> i64 {
+    let size_at = |d: &Dims, i: usize| -> SymInt {
         if d.is_empty() {
-            1
+            SymInt::int(1)
         } else {
-            d.get(i).copied().unwrap_or(1)
+            d.get(i).cloned().unwrap_or(SymInt::int(1))
         }
     };
     let what = if name == "gather" { "input" } else { "self" };
@@ -7558,30 +7557,34 @@ fn scatter_gather_checks(
             format!("Index tensor must have the same number of dimensions as {what} tensor"),
         ));
     }
-    let (Some(is), Some(ts)) = (index_sizes, ints(t.sizes())) else {
-        return Ok(());
-    };
     let n = rank(t.sizes());
+    let (is, ts) = (index.sizes(), t.sizes());
     if name == "gather" {
         for i in (0..n).filter(|&i| i != dim) {
-            if size_at(&is, i) > size_at(&ts, i) {
+            if it.m.sizes.lt(&size_at(ts, i), &size_at(is, i)) {
                 return Err(oe(
                     "other",
-                    format!("Size does not match at dimension {i} expected index {} to be no larger than self {} apart from dimension {dim}", sz(index.sizes()), sz(t.sizes())),
+                    format!("Size does not match at dimension {i} expected index {} to be no larger than self {} apart from dimension {dim}", sz(is), sz(ts)),
                 ));
             }
         }
         return Ok(());
     }
-    let mut wrong = (0..n).any(|i| i != dim && size_at(&is, i) > size_at(&ts, i));
-    let Some(s) = src.map(|s| it.m.t(s)) else {
+    let mut wrong = false;
+    for i in (0..n).filter(|&i| i != dim) {
+        if it.m.sizes.lt(&size_at(ts, i), &size_at(is, i)) {
+            wrong = true;
+            break;
+        }
+    }
+    let Some(s) = src.map(|s| it.m.t(s).clone()) else {
         if wrong {
             return Err(oe(
                 "other",
                 format!(
                     "Expected index {} to be no larger than self {} apart from dimension {dim}",
-                    sz(index.sizes()),
-                    sz(t.sizes())
+                    sz(is),
+                    sz(ts)
                 ),
             ));
         }
@@ -7598,8 +7601,11 @@ fn scatter_gather_checks(
                 oe("dim-out-of-range", format!("Dimension out of range (expected to be in range of [-{src_rank}, {}], but got {src_rank})", src_rank - 1))
             });
         }
-        if let Some(ss) = ints(s.sizes()) {
-            wrong = (0..n).any(|i| size_at(&is, i) > size_at(&ss, i));
+        for i in 0..n {
+            if it.m.sizes.lt(&size_at(s.sizes(), i), &size_at(is, i)) {
+                wrong = true;
+                break;
+            }
         }
     }
     if rank(s.sizes()) != rank(index.sizes()) {
@@ -7616,8 +7622,8 @@ fn scatter_gather_checks(
             "other",
             format!(
                 "Expected index {} to be no larger than self {} apart from dimension {dim} and to be no larger {}than src {}",
-                sz(index.sizes()),
-                sz(t.sizes()),
+                sz(is),
+                sz(ts),
                 if analysis { "" } else { "size " },
                 sz(s.sizes())
             ),
