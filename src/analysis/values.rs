@@ -715,11 +715,17 @@ fn modelled(
                 return None;
             };
             let ix_shape = concrete_sizes(m, ix)?;
-            // An index of known values; or, when adding, of value sets.
+            // An index of known values (one each: `randint(0, 1)` too); or,
+            // when adding, of value sets.
             let picked: Vec<ValueSet> = match m.known_values(ix) {
                 Some(values) => values.iter().map(|&v| smallvec::smallvec![v]).collect(),
-                None if add => m.value_sets(ix)?,
-                None => return None,
+                None => {
+                    let sets = m.value_sets(ix)?;
+                    if !add && sets.iter().any(|s| s.len() != 1) {
+                        return None;
+                    }
+                    sets
+                }
             };
             let src = match (get("src"), get("value")) {
                 (Value::Tensor(t), _) => t,
