@@ -6617,24 +6617,24 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         None
     };
     it.m.mutate_metadata(me, op.rule, meta.sizes, meta.strides, meta.offset);
-    if it.m.mode == Mode::Analysis && op.rule == "resize" && !grown {
+    if it.m.mode == Mode::Analysis {
+        // What the view meta keeps that the geometries do not tell: a
+        // resize_ that fit, the dim arguments as given (wrapped again when
+        // the meta is replayed or inverted on another rank).
+        let dims = match op.rule {
+            "transpose" => transpose_dims(it, a).ok(),
+            // (squeeze_'s meta keeps its dim wrapped: the geometries tell it.)
+            "unsqueeze" => a.int(it, "dim").ok().map(|d| (d, d)),
+            _ => None,
+        };
+        let fitted = op.rule == "resize" && !grown;
         if let Some(c) =
             it.m.metadata_changes
                 .get_mut(&me)
                 .and_then(|c| c.last_mut())
         {
-            c.fitted_resize = true;
-        }
-    }
-    if it.m.mode == Mode::Analysis && op.rule == "transpose" {
-        if let Ok(dims) = transpose_dims(it, a) {
-            if let Some(c) =
-                it.m.metadata_changes
-                    .get_mut(&me)
-                    .and_then(|c| c.last_mut())
-            {
-                c.dims = Some(dims);
-            }
+            c.fitted_resize = fitted;
+            c.dims = dims;
         }
     }
     if let Some(next) = next {

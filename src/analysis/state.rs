@@ -261,7 +261,8 @@ pub struct MetadataChange {
     /// gives the tensor new strides, which no longer tell the op's dims.
     pub after: Option<SharedGeometry>,
     /// The dims an in-place transpose was given, which its geometries do
-    /// not tell when they are alike (`transpose_(1, 1)`).
+    /// not tell when they are alike (`transpose_(1, 1)`); unsqueeze_'s dim
+    /// (twice), as given: its inverse wraps it on another rank.
     pub dims: Option<(i64, i64)>,
     /// A `resize_()` that fit its storage: functionalization's view meta
     /// `as_strided(sizes, contiguous strides)` (`resize__ViewMeta`), whose
@@ -2337,10 +2338,24 @@ impl Machine {
             };
             for (op, before, after, dims) in order {
                 // An in-place transpose's dims, wrapped on the value's rank
-                // (its geometries do not tell them when they are alike).
+                // (its geometries do not tell them when they are alike);
+                // unsqueeze_'s dim as given, which its inverse (squeeze)
+                // wraps on the value's rank and its replay on one more.
                 if let Some((d0, d1)) = dims {
-                    shape::wrap_dim(*d0, sizes.len())?;
-                    shape::wrap_dim(*d1, sizes.len())?;
+                    let r = sizes.len();
+                    match (*op, inverse) {
+                        ("transpose", _) => {
+                            shape::wrap_dim(*d0, r)?;
+                            shape::wrap_dim(*d1, r)?;
+                        }
+                        ("unsqueeze", true) => {
+                            shape::wrap_dim(*d0, r)?;
+                        }
+                        ("unsqueeze", false) => {
+                            shape::wrap_dim(*d0, r + 1)?;
+                        }
+                        _ => {}
+                    }
                 }
                 let step = view_step(op, before, after);
                 if !shape::view_step_on(&step, inverse, &mut sizes, &mut strides, &mut self.sizes)?
