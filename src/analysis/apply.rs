@@ -3608,7 +3608,9 @@ fn apply_slicing(
             } else {
                 real
             };
-            if dim >= bound && !matches!(item, Index::Ellipsis | Index::Bool) {
+            // (An index tensor is only recorded here: `index` checks its
+            // count against the real rank.)
+            if dim >= bound && !matches!(item, Index::Ellipsis | Index::Bool | Index::Tensor(_)) {
                 shape::wrap_dim(dim as i64, bound).map_err(|e| op_error(e, span))?;
             }
         }
@@ -4008,7 +4010,17 @@ fn advanced_index(
             return Err(op_error(index_dtype_error(), span));
         }
         if d >= st.sizes().len() {
-            return Err(err("other", "too many indices for tensor", span));
+            // The index list has an entry for every dim up to the last
+            // indexed one (an undefined tensor for the others).
+            let got = adv.iter().map(|(d, _)| d + 1).max().unwrap_or(d + 1);
+            return Err(err(
+                "other",
+                format!(
+                    "too many indices for tensor of dimension {} (got {got})",
+                    st.sizes().len()
+                ),
+                span,
+            ));
         }
         idx_shape = shape::broadcast_shapes(&idx_shape, ixt.sizes(), &mut it.m.sizes)
             .map_err(|e| op_error(e, span))?;
