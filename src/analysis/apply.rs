@@ -2406,6 +2406,29 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 it.m.view_args.insert(v, ViewArg::NegativeSelect(index));
             }
         }
+        "permute" => {
+            // The permutation, where the base has dims alike (same size and
+            // stride) that the geometries do not tell apart.
+            let b = it.m.t(base);
+            let rank = b.sizes().len();
+            let alike = (0..rank).any(|i| {
+                (i + 1..rank)
+                    .any(|j| b.sizes()[i] == b.sizes()[j] && b.strides()[i] == b.strides()[j])
+            });
+            if alike {
+                let dims: Option<Vec<usize>> = a.get("dims").sequence().and_then(|ds| {
+                    ds.iter()
+                        .map(|d| match d {
+                            Value::Int(i) => shape::wrap_dim(i.as_int()?, rank).ok(),
+                            _ => None,
+                        })
+                        .collect()
+                });
+                if let Some(p) = dims.as_deref().and_then(shape::Perm::new) {
+                    it.m.view_args.insert(v, ViewArg::Permutation(p));
+                }
+            }
+        }
         "transpose" => {
             // The dims as given, where the geometries do not tell them:
             // the replay wraps them on the new rank.

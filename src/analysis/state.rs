@@ -230,6 +230,9 @@ pub enum ViewArg {
     GivenDim(i8),
     /// A `squeeze()` without dims: its replay takes no dim to check.
     SqueezeAll,
+    /// A `permute` of a base with dims alike (same size and stride): the
+    /// permutation, wrapped.
+    Permutation(shape::Perm),
     /// The dims (bits, from the left) an `expand` was given as -1: replayed,
     /// they keep the new base's size.
     ExpandKeep(u64),
@@ -1693,7 +1696,7 @@ impl Machine {
                 // They are not among the view's metas: its `view` inverse
                 // goes back to the parent's sizes of then.
                 let (then, _) = self.geometry_when_made(parent, child);
-                let step = view_step(op, &then, &made);
+                let step = self.child_step(child, op, &then, &made);
                 if shape::view_inverse_strides(&step, &strides, &mut self.sizes)?.is_none()
                     && step.is_reshape()
                     && self.sizes.prod(made.sizes())? == self.sizes.prod(then.sizes())?
@@ -1707,7 +1710,7 @@ impl Machine {
             } else {
                 self.step_geometries(parent, child, &base, made)
             };
-            let step = view_step(op, &on, &made);
+            let step = self.child_step(child, op, &on, &made);
             match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
                 // Strides on the parent's geometry of then: its later
                 // metadata ops replayed on them give its value's now
@@ -1989,7 +1992,7 @@ impl Machine {
             return Ok(None);
         };
         let (on, made) = self.step_geometries(parent, id, &parent_geom, made);
-        let step = view_step(self.tensors[id].origin_op.as_str(), &on, &made);
+        let step = self.child_step(id, self.tensors[id].origin_op.as_str(), &on, &made);
         let Some(strides) = shape::view_replay_strides(&step, &parent_strides, &mut self.sizes)?
         else {
             return Ok(None);
@@ -3310,6 +3313,41 @@ fn view_step<'a>(
         base_strides: base.strides(),
         sizes: view.sizes(),
         strides: view.strides(),
+        perm: None,
+    }
+}
+
+impl Machine {
+    /// `view_step` for view `child`'s own op: with the permutation its op
+    /// was given where the geometries do not tell it (`ViewArg`).
+    fn child_step<'a>(
+        &self,
+        child: TensorId,
+        op: &'a str,
+        base: &'a SharedGeometry,
+        view: &'a SharedGeometry,
+    ) -> shape::ViewStep<'a> {
+        let mut step = view_step(op, base, view);
+        if self.view_args.is_empty() {
+            return step;
+        }
+        let rank = base.sizes().len();
+        step.perm = match self.view_args.get(&child) {
+            Some(ViewArg::Permutation(p)) => Some(*p),
+            Some(&ViewArg::TransposeDims(d0, d1)) => {
+                let wrap = |d: i8| shape::wrap_dim(i64::from(d), rank).ok();
+                match (wrap(d0), wrap(d1)) {
+                    (Some(a), Some(b)) => {
+                        let mut perm: Vec<usize> = (0..rank).collect();
+                        perm.swap(a, b);
+                        shape::Perm::new(&perm)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        step
     }
 }
 

@@ -691,6 +691,40 @@ pub struct ViewStep<'a> {
     pub base_strides: &'a [SymInt],
     pub sizes: &'a [SymInt],
     pub strides: &'a [SymInt],
+    /// A permuting view's permutation (view dim `i` is base dim
+    /// `perm[i]`), where the geometries do not tell it: dims alike in size
+    /// and stride, which the inverse and replay of new strides tell apart.
+    pub perm: Option<Perm>,
+}
+
+/// A permutation of up to 8 dims (`ViewStep::perm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Perm {
+    dims: [u8; 8],
+    len: u8,
+}
+
+impl Perm {
+    /// The permutation `dims` (wrapped, distinct), if it has at most 8.
+    pub fn new(dims: &[usize]) -> Option<Perm> {
+        if dims.len() > 8 {
+            return None;
+        }
+        let mut out = [0u8; 8];
+        for (o, &d) in out.iter_mut().zip(dims) {
+            *o = u8::try_from(d).ok()?;
+        }
+        Some(Perm {
+            dims: out,
+            len: dims.len() as u8,
+        })
+    }
+
+    pub fn dims(&self) -> impl Iterator<Item = usize> + '_ {
+        self.dims[..usize::from(self.len)]
+            .iter()
+            .map(|&d| usize::from(d))
+    }
 }
 
 /// How a view's dims come from its base's, for the view ops
@@ -739,9 +773,20 @@ impl ViewStep<'_> {
             "t" | "transpose" | "swapaxes" | "swapdims" | "permute" | "movedim" | "moveaxis"
             | "adjoint" => {
                 // Each view dim is the first unused base dim with its size
-                // and stride (dims that tie are alike).
+                // and stride (dims that tie are alike), unless the
+                // permutation was given.
                 if bs.len() != self.sizes.len() {
                     return None;
+                }
+                if let Some(p) = self.perm {
+                    let perm: Vec<usize> = p.dims().collect();
+                    let fits = perm.len() == bs.len()
+                        && perm.iter().enumerate().all(|(i, &j)| {
+                            bs.get(j) == Some(&self.sizes[i]) && bt.get(j) == Some(&self.strides[i])
+                        });
+                    if fits {
+                        return Some(DimMap::Permute(perm));
+                    }
                 }
                 let mut used = vec![false; bs.len()];
                 let mut perm = Vec::with_capacity(bs.len());
