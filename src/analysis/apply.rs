@@ -5871,6 +5871,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             .map_err(|e| op_error(e, span))?;
         it.m.check_unfold_inverse(me)
             .map_err(|e| op_error(e, span))?;
+        it.m.check_expand_inverse_dtype(me)
+            .map_err(|e| op_error(e, span))?;
         it.m.replace_value(me, strides)
             .map_err(|e| op_error(e, span))?;
     }

@@ -2370,6 +2370,30 @@ impl Machine {
         Ok(Some((sizes, strides)))
     }
 
+    /// A data write to a bool tensor through an `expand` view reaches the
+    /// expanded base through `expand_inverse`, `base + sum_to(mutated_view -
+    /// base)`, and subtracting two bool tensors is refused; the write's own
+    /// sync applies it at once. Analysis only
+    /// (tests/oracle/bool_expand_write.tp).
+    pub fn check_expand_inverse_dtype(&self, target: TensorId) -> OpResult<()> {
+        if self.tensors[target].dtype != DType::Bool {
+            return Ok(());
+        }
+        for (child, parent) in self.view_parents(target) {
+            if self.tensors[parent].storage != self.tensors[child].storage {
+                break;
+            }
+            if matches!(
+                self.tensors[child].origin_op.as_str(),
+                "expand" | "expand_as" | "broadcast_to"
+            ) {
+                return Err(OpError::new("other", "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.")
+                    .help("functionalization writes this bool value back through an `expand` by subtracting: clone() the expanded tensor before writing it"));
+            }
+        }
+        Ok(())
+    }
+
     /// A data write through an `unfold` view whose windows overlap (size
     /// greater than step) reaches its base through `unfold_inverse`, which
     /// refuses it (`FunctionalInverses::unfold_inverse`): whether or not
