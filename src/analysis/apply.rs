@@ -6561,7 +6561,9 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         // storage), tpi does not check.
         let differ = it.m.python_geom.contains_key(&me) || it.m.pending_values.contains_key(&me);
         if !differ {
-            check_storage_bounds(it, t.storage, &meta)?;
+            // (A view of a set_() tensor: its wrapper's storage is the old.)
+            let storage = it.m.python_storage.get(&me).map_or(t.storage, |&(s, _)| s);
+            check_storage_bounds(it, storage, &meta)?;
         }
     }
     // Under inference_mode, resize_as_ is a data mutation of the base (see

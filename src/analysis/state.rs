@@ -1553,6 +1553,15 @@ impl Machine {
         });
         self.provenance.view(id, base);
         self.note_made(id);
+        // Its wrapper's storage is its base wrapper's, stale after set_()
+        // (`_functionalize_unsafe_set`): the in-place view ops on it are
+        // checked against that.
+        if !self.python_storage.is_empty() {
+            if let Some(&(storage, _)) = self.python_storage.get(&base) {
+                let offset = self.tensors[id].offset.clone();
+                self.python_storage.insert(id, (storage, offset));
+            }
+        }
         if !self.pending_values.is_empty() {
             self.pend_view(base, id, op);
         }
