@@ -5840,9 +5840,11 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
     } else {
         None
     };
-    let node =
-        it.m.mutate_data(me, name, &others, span)
-            .map_err(|e| op_error(e, span))?;
+    it.m.defer_lookup = it.m.mode == Mode::Analysis;
+    it.m.deferred_lookup = None;
+    let node = it.m.mutate_data(me, name, &others, span);
+    it.m.defer_lookup = false;
+    let node = node.map_err(|e| op_error(e, span))?;
     if let Some(values) = values {
         it.m.commit_values(values);
     }
@@ -5875,6 +5877,9 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             .map_err(|e| op_error(e, span))?;
         it.m.replace_value(me, strides)
             .map_err(|e| op_error(e, span))?;
+        if let Some(e) = it.m.deferred_lookup.take() {
+            return Err(op_error(e, span));
+        }
     }
     Ok(Value::Tensor(me))
 }

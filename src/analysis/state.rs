@@ -206,6 +206,12 @@ pub struct Machine {
     /// before a `resize_()` call: another view of the storage among them
     /// keeps the functional storage shared, and a growing resize fails.
     pub bound_tensors: Vec<TensorId>,
+    /// Set by an in-place op around `mutate_data`: inference_mode's failing
+    /// lookup (`check_inference_mutation`) is kept in `deferred_lookup`
+    /// and raised after the write's own sync, whose view inverses fail
+    /// first (the lookup fails when FunctionalTensorMode wraps the result).
+    pub defer_lookup: bool,
+    pub deferred_lookup: Option<OpError>,
 }
 
 /// A view op's argument its geometry does not tell (`Machine::view_args`).
@@ -350,6 +356,8 @@ impl Machine {
             integer_grad_nodes: Default::default(),
             complex_grad_nodes: Default::default(),
             bound_tensors: Vec::new(),
+            defer_lookup: false,
+            deferred_lookup: None,
         }
     }
 
@@ -2874,7 +2882,12 @@ impl Machine {
         // FunctionalTensorMode wraps the result (where inference_mode's
         // lookup fails).
         self.check_not_frozen(target)?;
-        lookup?;
+        match lookup {
+            // The caller raises it after the write's own sync
+            // (`deferred_lookup`).
+            Err(e) if self.defer_lookup => self.deferred_lookup = Some(e),
+            r => r?,
+        }
         let records = next.is_some();
         self.provenance.data(
             target,
