@@ -141,6 +141,10 @@ pub struct Interp<'a> {
     pub functions: &'a Functions<'a>,
     pub m: Machine,
     call_chain: Vec<(String, Span)>,
+    /// The analysis: the tensors each calling function's variables hold,
+    /// innermost last (`resize_()` reads them with the current function's:
+    /// `Machine::bound_tensors`).
+    caller_bound: Vec<Vec<TensorId>>,
     steps: u64,
     /// Facts the run assumed (guards on symbolic sizes), with where.
     pub notes: Vec<(Span, String)>,
@@ -217,6 +221,7 @@ impl<'a> Interp<'a> {
             functions,
             m: Machine::new(mode),
             call_chain: Vec::new(),
+            caller_bound: Vec::new(),
             steps: 0,
             notes: Vec::new(),
             returned_at: None,
@@ -737,7 +742,14 @@ impl<'a> Interp<'a> {
                     _ => false,
                 };
                 if resizes && self.m.mode == Mode::Analysis {
-                    self.m.bound_tensors = bound_tensors(env);
+                    let mut bound = bound_tensors(env);
+                    bound.extend(self.caller_bound.iter().flatten().copied());
+                    self.m.bound_tensors = bound;
+                }
+                // A helper's resize_() also sees the callers' variables.
+                let helper = matches!(f, Value::Function(_)) && self.m.mode == Mode::Analysis;
+                if helper {
+                    self.caller_bound.push(bound_tensors(env));
                 }
                 let v = match method {
                     Some((t, op, spelling)) => {
@@ -750,7 +762,13 @@ impl<'a> Interp<'a> {
                             super::apply::call_tensor_method(it, t, op, pos, kw, e.span)
                         })?
                     }
-                    None => self.call(f, pos, kw, e.span, func.span)?,
+                    None => {
+                        let r = self.call(f, pos, kw, e.span, func.span);
+                        if helper {
+                            self.caller_bound.pop();
+                        }
+                        r?
+                    }
                 };
                 self.take_assumptions(e.span);
                 v
