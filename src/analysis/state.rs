@@ -479,16 +479,21 @@ impl Machine {
         }
         if t.attr_version != current {
             if view.creation_meta != CreationMeta::Default {
-                let name = match t.grad_fn {
-                    Some(n) => self.nodes[n].name.to_string(),
-                    None => "a view op".to_string(),
+                // handle_view_on_rebase: a view without a grad_fn (made
+                // where nothing required grad) is worded as one created in
+                // no_grad mode, whatever its CreationMeta.
+                let head = match t.grad_fn {
+                    Some(n) => format!(
+                        "Output {} of {} is a view and its base or another view of its base has been modified inplace.",
+                        t.output_index, self.nodes[n].name
+                    ),
+                    None => "A view was created in no_grad mode and its base or another view of its base has been modified inplace with grad mode enabled.".to_string(),
                 };
-                let index = t.output_index;
                 let msg = match view.creation_meta {
-                    CreationMeta::MultipleOutputs => format!("Output {index} of {name} is a view and its base or another view of its base has been modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+                    CreationMeta::MultipleOutputs => format!("{head} This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one."),
                     CreationMeta::NoGradMode => "A view was created in no_grad mode and its base or another view of its base has been modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).".to_string(),
                     CreationMeta::InferenceMode => "A view was created in inference mode and its base or another view of its base has been modified inplace in normal mode.".to_string(),
-                    _ => format!("Output {index} of {name} is a view and its base or another view of its base has been modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
+                    _ => format!("{head} This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function."),
                 };
                 return Err(OpError::new("inplace-view-other", msg)
                     .help("make the views after the in-place op, or clone them first"));
