@@ -9342,7 +9342,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // An int repeats: the (flattened, without a dim) input with the
             // repeats as a new dim after `dim`, expanded, cloned, and the two
             // dims flattened (at::repeat_interleave_symint).
+            // (A wrapper that set_() left 1-d flattens to itself: the value
+            // keeps its real sizes.)
+            let stale_1d = it.m.mode == Mode::Analysis
+                && me.and_then(|m| it.m.stale_python_sizes(m)).is_some_and(|s| s.len() == 1);
             let (input, d): (Dims, usize) = match a.opt_int(it, "dim")? {
+                None if stale_1d => (t.sizes().clone(), 0),
                 None => (smallvec![it.m.numel(me.unwrap_or(0))?], 0),
                 Some(d) => (t.sizes().clone(), shape::wrap_dim(d, t.sizes().len())?),
             };
