@@ -593,6 +593,41 @@ fn modelled(
                 Value::List(items) => items.borrow().clone(),
                 _ => return None,
             };
+            // A mask of the tensor's shape (`x[x > 0] = v`) with one value:
+            // where the mask holds, the value; where it may, either.
+            if let [Value::Tensor(mask)] = indices.as_slice() {
+                if matches!(m.tensors[*mask].dtype, DType::Bool | DType::U8) {
+                    if concrete_sizes(m, *mask)? != shape {
+                        return None;
+                    }
+                    let Value::Tensor(values) = get("values") else {
+                        return None;
+                    };
+                    let value = match m.value_sets(values)?.as_slice() {
+                        [one] => one.clone(),
+                        _ => return None,
+                    };
+                    let masks = m.value_sets(*mask)?;
+                    let accumulate = matches!(get("accumulate"), Value::Bool(true));
+                    return m
+                        .value_sets(me)?
+                        .into_iter()
+                        .zip(masks)
+                        .map(|(own, hit)| {
+                            let put = if accumulate {
+                                sum_of(&own, &value)?
+                            } else {
+                                value.clone()
+                            };
+                            match hit.as_slice() {
+                                [0] => Some(own),
+                                [1] => Some(put),
+                                _ => set_of(own.iter().chain(put.iter()).copied()),
+                            }
+                        })
+                        .collect();
+                }
+            }
             // Index tensors of known values on the leading dims, of one
             // length (or one element each).
             let mut lists: Vec<std::rc::Rc<[i64]>> = Vec::new();
