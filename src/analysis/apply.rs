@@ -4350,6 +4350,33 @@ fn copy_to(it: &mut Interp, dst: TensorId, value: TensorId, span: Span) -> R<()>
     Ok(())
 }
 
+/// setitem's view of value `v` to `sizes` (as Python sees them) without
+/// their leading 1s (`slicePrefix1sSize`): `v` itself when there are none,
+/// unless `always` (stale sizes: the view runs on the real ones).
+fn view_without_leading_ones(
+    it: &mut Interp,
+    v: TensorId,
+    sizes: &[SymInt],
+    always: bool,
+    span: Span,
+) -> R<Value> {
+    let trimmed: Vec<Value> = sizes
+        .iter()
+        .skip_while(|s| s.as_int() == Some(1))
+        .cloned()
+        .map(Value::Int)
+        .collect();
+    if trimmed.len() == sizes.len() && !always {
+        return Ok(Value::Tensor(v));
+    }
+    it.call_op(
+        "view",
+        smallvec::smallvec![Value::Tensor(v), Value::tuple(trimmed)],
+        Vec::new(),
+        span,
+    )
+}
+
 pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Span) -> R<()> {
     let as_tuple = sequence_as_tuple(idx);
     let idx = as_tuple.as_ref().unwrap_or(idx);
@@ -4390,22 +4417,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                     Mode::Eager => None,
                 }
                 .unwrap_or_else(|| it.m.t(v).sizes().clone());
-                let trimmed: Vec<Value> = sizes
-                    .iter()
-                    .skip_while(|s| s.as_int() == Some(1))
-                    .cloned()
-                    .map(Value::Int)
-                    .collect();
-                if trimmed.len() == sizes.len() {
-                    Value::Tensor(v)
-                } else {
-                    it.call_op(
-                        "view",
-                        smallvec::smallvec![Value::Tensor(v), Value::tuple(trimmed)],
-                        Vec::new(),
-                        span,
-                    )?
-                }
+                view_without_leading_ones(it, v, &sizes, false, span)?
             }
             other => other,
         };
@@ -4473,22 +4485,7 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             // copy_to: a value of another shape is first viewed without its
             // leading 1s and expanded to the destination (a view of it).
             let v = if !vs.is_empty() && vs != ds {
-                let trimmed: Vec<Value> = vs
-                    .iter()
-                    .skip_while(|s| s.as_int() == Some(1))
-                    .cloned()
-                    .map(Value::Int)
-                    .collect();
-                let viewed = if trimmed.len() == vs.len() && !stale_value {
-                    Value::Tensor(v)
-                } else {
-                    it.call_op(
-                        "view",
-                        smallvec::smallvec![Value::Tensor(v), Value::tuple(trimmed)],
-                        Vec::new(),
-                        span,
-                    )?
-                };
+                let viewed = view_without_leading_ones(it, v, &vs, stale_value, span)?;
                 let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
                 match it.call_op(
                     "expand",
