@@ -60,10 +60,7 @@ pub(crate) fn predict(
                     Ok(None) => {}
                     Err(e) => {
                         // Reading the output's grad_fn (to run backward) raises.
-                        return EagerPrediction {
-                            forward_error: None,
-                            backward_error: Some(op_error(e, m.tensors[*t].origin)),
-                        };
+                        return EagerPrediction::backward(op_error(e, m.tensors[*t].origin));
                     }
                 }
             }
@@ -80,10 +77,7 @@ pub(crate) fn predict(
             )
             .with_label("an inference tensor that requires grad: ops on it outside inference_mode record no history")
             .with_help("make the tensor outside inference_mode, or clone it there");
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         return EagerPrediction::default();
     }
@@ -109,10 +103,7 @@ pub(crate) fn predict(
                 continue;
             }
             if let Some(d) = stale_output_grad(m, *t) {
-                return EagerPrediction {
-                    forward_error: None,
-                    backward_error: Some(d),
-                };
+                return EagerPrediction::backward(d);
             }
         }
     }
@@ -144,19 +135,13 @@ pub(crate) fn predict(
             let d = op_error(e.clone(), span)
                 .with_label("written in place through a view that reaches past its base's size")
                 .with_help("backward lays the base's gradient out at the base's size: resize the base, not a view of it, or write to a clone");
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         if overlapping_view {
             // CopySlices runs the op's own node first (which unpacks what it
             // saved), then copies the gradient into the view.
             if let Some(d) = wrapped.and_then(|w| stale_saved(m, w)) {
-                return EagerPrediction {
-                    forward_error: None,
-                    backward_error: Some(d),
-                };
+                return EagerPrediction::backward(d);
             }
             let d = Diagnostic::error(
                 "inplace-overlapping",
@@ -165,10 +150,7 @@ pub(crate) fn predict(
             )
             .with_label("written in place through a view whose elements share memory")
             .with_help("backward copies the gradient into that view: write to a clone of the expanded tensor, or out of place");
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         if m.complex_grad_nodes.contains(&n) {
             let d = Diagnostic::error(
@@ -178,10 +160,7 @@ pub(crate) fn predict(
             )
             .with_label("this reduction to a complex dtype hands its real input a complex gradient")
             .with_help("reduce in a real dtype and convert the result, or make the input complex first");
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         if m.integer_grad_nodes.contains(&n) {
             // The node's consumer hands it a gradient of the integer
@@ -193,18 +172,12 @@ pub(crate) fn predict(
             )
             .with_label("this in-place op wrote a value that requires grad into an integer tensor")
             .with_help("write into a floating-point tensor, or detach the value first");
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         if let Some(op) = not_implemented {
             if op.after_unpack() {
                 if let Some(d) = stale_saved(m, n) {
-                    return EagerPrediction {
-                        forward_error: None,
-                        backward_error: Some(d),
-                    };
+                    return EagerPrediction::backward(d);
                 }
             }
             let help = if op.after_unpack() {
@@ -212,29 +185,20 @@ pub(crate) fn predict(
             } else {
                 "detach the result, or compute it under `torch.no_grad()`"
             };
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(
-                    Diagnostic::error("other", op.message(), span)
-                        .with_label("backward cannot go through this op")
-                        .with_help(help),
-                ),
-            };
+            return EagerPrediction::backward(
+                Diagnostic::error("other", op.message(), span)
+                    .with_label("backward cannot go through this op")
+                    .with_help(help),
+            );
         }
         if let Some(d) = stale_saved(m, n) {
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         if let Some((k, got, expected)) = m.bad_grads.get(&n) {
             let node = &m.nodes[n];
             let d = invalid_gradient(node.name.as_str(), *k, got, expected, node.span)
                 .with_label("backward of this op returns a gradient of the input's sizes here");
-            return EagerPrediction {
-                forward_error: None,
-                backward_error: Some(d),
-            };
+            return EagerPrediction::backward(d);
         }
         // The node's gradient then reaches the AccumulateGrad of a leaf it
         // took, which refuses a variable that has a grad_fn since: a
@@ -255,10 +219,7 @@ pub(crate) fn predict(
                 .with_help(
                     "write into a clone of the leaf, or take the earlier op after the write",
                 );
-                return EagerPrediction {
-                    forward_error: None,
-                    backward_error: Some(d),
-                };
+                return EagerPrediction::backward(d);
             }
             for leaf in leaves {
                 if let Some(e) = accumulate_copy_error(m, leaf) {
@@ -266,10 +227,7 @@ pub(crate) fn predict(
                         .with_label("backward of this op accumulates into a leaf whose sizes changed without history since")
                         .with_secondary(m.tensors[leaf].origin, "this leaf")
                         .with_help("change the leaf's sizes outside no_grad/inference_mode, or on a clone");
-                    return EagerPrediction {
-                        forward_error: None,
-                        backward_error: Some(d),
-                    };
+                    return EagerPrediction::backward(d);
                 }
             }
         }

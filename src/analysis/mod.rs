@@ -43,6 +43,16 @@ pub struct EagerPrediction {
     pub backward_error: Option<Diagnostic>,
 }
 
+impl EagerPrediction {
+    /// The forward runs; backward raises `d`.
+    pub fn backward(d: Diagnostic) -> EagerPrediction {
+        EagerPrediction {
+            forward_error: None,
+            backward_error: Some(d),
+        }
+    }
+}
+
 /// The analysis of one entry function.
 #[derive(Debug, Clone)]
 pub struct FunctionResult {
