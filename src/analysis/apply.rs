@@ -5802,14 +5802,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
                     format!("expand: attempting to expand a dimension of length {length}!"),
                 )
             } else {
-                OpError::new(
-                    "inplace-broadcast",
-                    format!(
-                        "output with shape {} doesn't match the broadcast shape {}",
-                        show(&t.sizes),
-                        show(&sizes)
-                    ),
-                )
+                shape::output_broadcast_error(&t.sizes, &sizes)
             };
             return Err(op_error(
                 e.help(format!("an in-place op cannot grow `self`; use the out-of-place `{}` and rebind the name", op.name.trim_end_matches('_'))),

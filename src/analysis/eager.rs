@@ -268,14 +268,7 @@ fn accumulate_copy_error(
     }
     match shape::broadcast_shapes(&sizes, &grad, &mut m.sizes) {
         Err(e) => Some(e),
-        Ok(b) if b != sizes => Some(crate::ops::shape::OpError::new(
-            "inplace-broadcast",
-            format!(
-                "output with shape {} doesn't match the broadcast shape {}",
-                shape::show(&sizes),
-                shape::show(&b)
-            ),
-        )),
+        Ok(b) if b != sizes => Some(shape::output_broadcast_error(&sizes, &b)),
         Ok(_) => None,
     }
 }

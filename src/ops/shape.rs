@@ -1318,6 +1318,19 @@ pub fn broadcast_shapes(a: &[SymInt], b: &[SymInt], s: &mut Sizes) -> OpResult<D
     Ok(out)
 }
 
+/// TensorIterator's refusal of an output (not resized) whose shape the
+/// operands broadcast beyond.
+pub fn output_broadcast_error(output: &[SymInt], broadcast: &[SymInt]) -> OpError {
+    OpError::new(
+        "inplace-broadcast",
+        format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            show(output),
+            show(broadcast)
+        ),
+    )
+}
+
 /// The stride torch._refs.expand (`prims.broadcast_in_dim`) gives a new
 /// leading dim of size 1: the tensor's first size times stride, 1 for a
 /// 0-d tensor, whatever new dims come between.
