@@ -7593,24 +7593,20 @@ fn scatter_gather_checks(
     }
     let n = rank(t.sizes());
     let (is, ts) = (index.sizes(), t.sizes());
+    // The first dim (not `dim`) where the index is larger than self.
+    let larger = (0..n)
+        .filter(|&i| i != dim)
+        .find(|&i| it.m.sizes.lt(&size_at(ts, i), &size_at(is, i)));
     if name == "gather" {
-        for i in (0..n).filter(|&i| i != dim) {
-            if it.m.sizes.lt(&size_at(ts, i), &size_at(is, i)) {
-                return Err(oe(
-                    "other",
-                    format!("Size does not match at dimension {i} expected index {} to be no larger than self {} apart from dimension {dim}", sz(is), sz(ts)),
-                ));
-            }
-        }
-        return Ok(());
+        return match larger {
+            Some(i) => Err(oe(
+                "other",
+                format!("Size does not match at dimension {i} expected index {} to be no larger than self {} apart from dimension {dim}", sz(is), sz(ts)),
+            )),
+            None => Ok(()),
+        };
     }
-    let mut wrong = false;
-    for i in (0..n).filter(|&i| i != dim) {
-        if it.m.sizes.lt(&size_at(ts, i), &size_at(is, i)) {
-            wrong = true;
-            break;
-        }
-    }
+    let mut wrong = larger.is_some();
     let Some(s) = src.map(|s| it.m.t(s).clone()) else {
         if wrong {
             return Err(oe(
