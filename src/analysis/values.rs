@@ -752,16 +752,11 @@ fn modelled(
             let ix_shape = concrete_sizes(m, ix)?;
             // An index of known values (one each: `randint(0, 1)` too); or,
             // when adding, of value sets.
-            let picked: Vec<ValueSet> = match m.known_values(ix) {
-                Some(values) => values.iter().map(|&v| smallvec::smallvec![v]).collect(),
-                None => {
-                    let sets = m.value_sets(ix)?;
-                    if !add && sets.iter().any(|s| s.len() != 1) {
-                        return None;
-                    }
-                    sets
-                }
-            };
+            // (`value_sets` gives a literal's values one each.)
+            let picked = m.value_sets(ix)?;
+            if !add && picked.iter().any(|s| s.len() != 1) {
+                return None;
+            }
             let src = match (get("src"), get("value")) {
                 (Value::Tensor(t), _) => t,
                 // scatter_(dim, index, value): a number (as `src` or `value`).
