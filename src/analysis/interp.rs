@@ -143,8 +143,10 @@ pub struct Interp<'a> {
     call_chain: Vec<(String, Span)>,
     /// The analysis: the tensors each calling function's variables hold,
     /// innermost last (`resize_()` reads them with the current function's:
-    /// `Machine::bound_tensors`).
+    /// `Machine::bound_tensors`); kept only when some function of the
+    /// program names `resize_` (`track_callers`).
     caller_bound: Vec<Vec<TensorId>>,
+    track_callers: bool,
     steps: u64,
     /// Facts the run assumed (guards on symbolic sizes), with where.
     pub notes: Vec<(Span, String)>,
@@ -222,6 +224,7 @@ impl<'a> Interp<'a> {
             m: Machine::new(mode),
             call_chain: Vec::new(),
             caller_bound: Vec::new(),
+            track_callers: mode == Mode::Analysis && functions.values().any(|d| d.resizes),
             steps: 0,
             notes: Vec::new(),
             returned_at: None,
@@ -747,7 +750,7 @@ impl<'a> Interp<'a> {
                     self.m.bound_tensors = bound;
                 }
                 // A helper's resize_() also sees the callers' variables.
-                let helper = matches!(f, Value::Function(_)) && self.m.mode == Mode::Analysis;
+                let helper = self.track_callers && matches!(f, Value::Function(_));
                 if helper {
                     self.caller_bound.push(bound_tensors(env));
                 }

@@ -121,6 +121,10 @@ pub struct FunctionDef {
     /// before a value is bound is an error, not a read of `torch` or a
     /// helper function of that name.
     pub bound: Vec<bool>,
+    /// Whether the body names a `resize_` attribute (`x.resize_(…)`,
+    /// `torch.ops.aten.resize_`): the analysis then keeps the callers'
+    /// variables for the check of a growing resize (`syntax::resolve`).
+    pub resizes: bool,
     /// From `def` to the end of the header's `:`.
     pub header_span: Span,
     pub span: Span,

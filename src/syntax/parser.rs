@@ -1640,6 +1640,7 @@ pub(crate) fn function_def<'a>(
         body,
         locals: Vec::new(),
         bound: Vec::new(),
+        resizes: false,
         header_span: sp(l, header_end),
         span: sp(l, end),
     }))

@@ -42,6 +42,7 @@ pub fn function(def: &mut FunctionDef) {
         names: Vec::new(),
         bound: Vec::new(),
         recent: vec![(0, 0); recent].into_boxed_slice(),
+        resizes: false,
     };
     for (i, p) in def.params.iter().enumerate() {
         // Parameters are distinct (the parser checks), so they take the
@@ -59,6 +60,7 @@ pub fn function(def: &mut FunctionDef) {
     let mut bound = slots.bound;
     bound.shrink_to_fit();
     def.bound = bound;
+    def.resizes = slots.resizes;
 }
 
 struct Slots {
@@ -70,6 +72,8 @@ struct Slots {
     bound: Vec<bool>,
     /// (address of a name's text, its slot), by address.
     recent: Box<[(usize, u32)]>,
+    /// A `resize_` attribute was seen (`FunctionDef::resizes`).
+    resizes: bool,
 }
 
 fn hash(name: &str) -> u64 {
@@ -198,7 +202,10 @@ impl Slots {
                 items.iter_mut().for_each(|i| self.expr(i))
             }
             ExprKind::Starred(inner) => self.expr(inner),
-            ExprKind::Attribute { value, .. } => self.expr(value),
+            ExprKind::Attribute { value, attr } => {
+                self.resizes |= attr.as_str() == "resize_";
+                self.expr(value)
+            }
             ExprKind::Call(call) => {
                 self.expr(&mut call.func);
                 call.args.iter_mut().for_each(|a| self.expr(a));
