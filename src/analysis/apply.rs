@@ -4072,11 +4072,35 @@ fn advanced_index(
     let strides = if empty {
         shape::contiguous_strides(&sizes, &mut it.m.sizes)
     } else {
-        let me = IterOperand {
+        // Eager's TensorIterator also has the index tensors as operands
+        // (reshape_indexer); they decide between dims where self's restrided
+        // strides are 0, size-1 dims of the result included (the meta
+        // function leaves those to self alone).
+        let indexers = match it.m.mode {
+            Mode::Analysis => vec![],
+            Mode::Eager => {
+                let before = if adjacent { dims[0] } else { 0 };
+                let after = st.sizes().len() - before - dims.len();
+                let mut out = Vec::with_capacity(adv.len());
+                for &(_, ix) in adv {
+                    out.push(
+                        index_operand(it, ix, &idx_shape, before, after)
+                            .map_err(|e| op_error(e, span))?,
+                    );
+                }
+                out
+            }
+        };
+        let mut ops = vec![IterOperand {
             sizes: &sizes,
             strides: &restrided,
-        };
-        shape::iterator_output_strides(&sizes, &[me], false, &mut it.m.sizes)
+        }];
+        ops.extend(
+            indexers
+                .iter()
+                .map(|(sizes, strides)| IterOperand { sizes, strides }),
+        );
+        shape::iterator_output_strides(&sizes, &ops, false, &mut it.m.sizes)
     }
     .map_err(|e| op_error(e, span))?;
     let meta = Meta {
@@ -4091,6 +4115,34 @@ fn advanced_index(
         it.m.op_result(meta, "index", &inputs, span)
             .map_err(|e| op_error(e, span))?;
     Ok(Value::Tensor(out))
+}
+
+/// An index tensor as eager's index kernel iterates it: broadcast to the
+/// index shape (`expand_outplace`), then `reshape_indexer`'s size-1 dims
+/// `before` and `after` it (a view: `computeStride`).
+fn index_operand(
+    it: &mut Interp,
+    ix: TensorId,
+    idx_shape: &[SymInt],
+    before: usize,
+    after: usize,
+) -> OpResult<(Dims, Dims)> {
+    let t = it.m.t(ix).clone();
+    let (sizes, strides) = if t.sizes()[..] == *idx_shape {
+        (t.sizes().clone(), t.strides().clone())
+    } else {
+        expand_geometry(it, &t, idx_shape)?
+    };
+    let one = SymInt::int(1);
+    let new_sizes: Dims = std::iter::repeat_n(one.clone(), before)
+        .chain(sizes.iter().cloned())
+        .chain(std::iter::repeat_n(one, after))
+        .collect();
+    let new_strides = match shape::compute_stride(&sizes, &strides, &new_sizes, &mut it.m.sizes)? {
+        Some(st) => st,
+        None => shape::contiguous_strides(&new_sizes, &mut it.m.sizes)?,
+    };
+    Ok((new_sizes, new_strides))
 }
 
 /// meta_index_Tensor with a ShapeEnv: each boolean (or uint8) mask of
