@@ -750,13 +750,9 @@ fn modelled(
                 return None;
             };
             let ix_shape = concrete_sizes(m, ix)?;
-            // An index of known values (one each: `randint(0, 1)` too); or,
-            // when adding, of value sets.
-            // (`value_sets` gives a literal's values one each.)
+            // The index's value sets (`value_sets` gives a literal's values
+            // one each; `randint(0, 1)` one too).
             let picked = m.value_sets(ix)?;
-            if !add && picked.iter().any(|s| s.len() != 1) {
-                return None;
-            }
             let src = match (get("src"), get("value")) {
                 (Value::Tensor(t), _) => t,
                 // scatter_(dim, index, value): a number (as `src` or `value`).
@@ -796,9 +792,10 @@ fn modelled(
 /// `scatter_`'s values: each element of the index (shape `ix_shape`, value
 /// sets `picked`) writes `value(its coordinates)` at its coordinates with
 /// `dim` replaced by its value, or adds it there (`add`: scatter_add_). An
-/// index element that may hold several values (a random index, when
-/// adding) adds its value or nothing to each place it may reach: each
-/// element's values are then `sum_set`'s of its own and those.
+/// index element that may hold several values (a random index) writes
+/// each place it may reach or not: that place may then hold its own
+/// values or the written ones (their union), or, when adding, the sums of
+/// its own and what may be added (`sum_set`).
 #[allow(clippy::too_many_arguments)]
 fn scatter_sets(
     m: &Machine,
@@ -819,7 +816,7 @@ fn scatter_sets(
     for (c, choices) in coordinates(ix_shape).zip(picked) {
         let v = value(&c)?;
         let certain = choices.len() == 1;
-        if !certain && added.is_empty() {
+        if !certain && add && added.is_empty() {
             added = vec![Vec::new(); sets.len()];
         }
         for &i in choices {
@@ -836,9 +833,10 @@ fn scatter_sets(
             if certain {
                 let slot = sets.get_mut(k)?;
                 *slot = if add { sum_of(slot, &v)? } else { v.clone() };
+            } else if !add {
+                let slot = sets.get_mut(k)?;
+                *slot = set_of(slot.iter().chain(&v).copied())?;
             } else {
-                // (Only when adding: scatter_ that replaces needs an index
-                // of known values.)
                 let mut maybe = v.clone();
                 maybe.push(0);
                 maybe.sort_unstable();
