@@ -6814,10 +6814,12 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             t.set_geometry(s.geometry().clone());
             t.offset = s.offset;
             t.storage_changed = true;
-            // The wrapper takes the source's value and view metas: it is no
+            // The wrapper takes the source's value and view metas: a view to
+            // functionalization exactly when the source is one; it is no
             // longer a changed-metadata view of its old self (its
             // `mutates_metadata` comes from `storage_changed` now, or from
             // the flag, which set_ leaves).
+            t.functional_view = s.functional_view;
             if std::mem::take(&mut t.metadata_mutated) {
                 it.m.metadata_flag_kept.insert(me);
             }
