@@ -5240,11 +5240,11 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                     .and_then(|s| s.first())
                     .cloned()
             {
+                // (Sizes compared as the view's check does: symbolic ones
+                // by their hints, with a guard.)
                 let numel = it.m.numel(*me)?;
-                if let (Some(n), Some(rows)) = (numel.as_int(), size.as_int()) {
-                    if rows != n {
-                        return Err(invalid_shape_error(&[size, SymInt::int(1)], &numel));
-                    }
+                if !it.m.sizes.eq(&size, &numel) {
+                    return Err(invalid_shape_error(&[size, SymInt::int(1)], &numel));
                 }
             }
         }
