@@ -335,9 +335,10 @@ def oracle_fn(source):
 
 
 def names_defined(tree):
-    """Every name the function reads is a parameter, bound before (roughly: anywhere) or a prelude name."""
+    """Every name the function reads is a parameter, bound before (roughly: anywhere), a helper or a prelude name."""
     fn = tree.body[-1]
     bound = {a.arg for a in fn.args.args} | KNOWN_NAMES
+    bound |= {d.name for d in tree.body if isinstance(d, ast.FunctionDef)}
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             bound.add(n.id)
