@@ -2362,22 +2362,45 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
     // A size given as -1 (view infers it; expand keeps the dim).
     let minus_one = |d: &Value| matches!(d, Value::Int(i) if i.as_int() == Some(-1));
     match rule {
-        "unsqueeze" | "squeeze" => {
-            let given = match a.get("dim") {
-                Value::Int(i) => i.as_int(),
-                // squeeze's dims come as a tuple.
-                Value::Tuple(ds) if ds.len() == 1 => match &ds[0] {
-                    Value::Int(i) => i.as_int(),
-                    _ => None,
-                },
-                Value::None if rule == "squeeze" => {
+        "squeeze" => {
+            // Autograd's replay is squeeze with the dims as given: record
+            // them, a dim the squeeze kept included (its geometry tells
+            // nothing of it).
+            let given: Option<smallvec::SmallVec<[i64; 8]>> = match a.get("dim") {
+                Value::Int(i) => i.as_int().map(|d| smallvec::smallvec![d]),
+                Value::Tuple(ds) => ds
+                    .iter()
+                    .map(|d| match d {
+                        Value::Int(i) => i.as_int(),
+                        _ => None,
+                    })
+                    .collect(),
+                Value::None => {
                     it.m.view_args.insert(v, ViewArg::SqueezeAll);
                     return;
                 }
                 _ => None,
             };
+            let Some(given) = given.filter(|g| g.len() <= 8) else {
+                return;
+            };
+            let mut dims = [0i8; 8];
+            for (slot, &d) in dims.iter_mut().zip(&given) {
+                let Ok(d) = i8::try_from(d) else {
+                    return;
+                };
+                *slot = d;
+            }
+            let len = given.len() as u8;
+            it.m.view_args.insert(v, ViewArg::SqueezeDims { dims, len });
+        }
+        "unsqueeze" => {
+            let given = match a.get("dim") {
+                Value::Int(i) => i.as_int(),
+                _ => None,
+            };
             if let Some(g) = given {
-                record_given_dim(it, rule, g, base, v);
+                record_given_dim(it, g, base, v);
             }
         }
         "expand" => {
@@ -2527,17 +2550,16 @@ fn minus_ones_mask<'v>(
         .fold(0, |m, (i, _)| m | 1 << i)
 }
 
-/// `ViewArg::GivenDim` for `unsqueeze` or `squeeze` view `v` of `base`,
-/// given dim `g`, where the replay needs it: it reads the dim back from the
-/// geometries, as the first place they differ, which is right unless the
-/// dim is negative or a size-1 dim of the same stride sits where they
-/// would first agree.
-fn record_given_dim(it: &mut Interp, rule: &str, g: i64, base: TensorId, v: TensorId) {
+/// `ViewArg::GivenDim` for `unsqueeze` view `v` of `base`, given dim `g`,
+/// where the replay needs it: it reads the dim back from the geometries,
+/// as the first place they differ, which is right unless the dim is
+/// negative or a size-1 dim of the same stride sits where they would
+/// first agree.
+fn record_given_dim(it: &mut Interp, g: i64, base: TensorId, v: TensorId) {
     let Ok(given) = i8::try_from(g) else {
         return;
     };
-    let (b, t) = (it.m.t(base), it.m.t(v));
-    let (short, long) = if rule == "unsqueeze" { (b, t) } else { (t, b) };
+    let (short, long) = (it.m.t(base), it.m.t(v));
     let ambiguous = shape::wrap_dim(g, long.sizes().len()).is_ok_and(|w| {
         short.sizes().get(w).is_some_and(|s| s.as_int() == Some(1))
             && short.strides().get(w) == long.strides().get(w)
@@ -3948,7 +3970,7 @@ fn unsqueeze_at(it: &mut Interp, cur: TensorId, dim: usize, span: Span) -> R<Ten
         it.m.view_of(cur, meta, "unsqueeze", false, true, span)
             .map_err(|e| op_error(e, span))?;
     if it.m.mode == Mode::Analysis {
-        record_given_dim(it, "unsqueeze", dim as i64, cur, v);
+        record_given_dim(it, dim as i64, cur, v);
     }
     Ok(v)
 }

@@ -231,11 +231,15 @@ pub enum ViewArg {
     /// The dims, as given, of a transpose of two alike dims (same size and
     /// stride), of a dim with itself, or given a negative dim.
     TransposeDims(i8, i8),
-    /// The dim, as given, of an `unsqueeze` or `squeeze` that is negative
+    /// The dim, as given, of an `unsqueeze` that is negative
     /// or next to an alike size-1 dim: replayed, it wraps on the new rank.
     GivenDim(i8),
     /// A `squeeze()` without dims: its replay takes no dim to check.
     SqueezeAll,
+    /// The dims, as given, of a `squeeze(d)` or `squeeze((d, …))` (up to
+    /// 8): replayed, each wraps on the new rank, a dim the squeeze kept
+    /// (not of size 1) too.
+    SqueezeDims { dims: [i8; 8], len: u8 },
     /// A `permute` of a base with dims alike (same size and stride): the
     /// permutation, wrapped.
     Permutation(shape::Perm),
@@ -581,6 +585,16 @@ impl Machine {
                     Some((smallvec::smallvec![d], rank))
                 }
                 Some(ViewArg::SqueezeAll) => None,
+                Some(ViewArg::SqueezeDims { dims, len }) => {
+                    let rank = sizes.len();
+                    let mut wrapped = smallvec::SmallVec::new();
+                    for &d in &dims[..usize::from(len)] {
+                        wrapped.push(
+                            shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?,
+                        );
+                    }
+                    Some((wrapped, rank))
+                }
                 Some(ViewArg::TransposeDims(d0, d1)) => {
                     let rank = sizes.len();
                     let wrap =
