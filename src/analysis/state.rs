@@ -2274,7 +2274,8 @@ impl Machine {
             // (or base) keeps the storage's use count above one.
             let shared = bound
                 .iter()
-                .any(|&t| t != target && self.tensors[t].storage == storage);
+                .any(|&t| t != target && self.tensors[t].storage == storage)
+                || self.saved_shares_storage(&bound, target, storage);
             if refuse_views && (is_view || shared) {
                 return Err(OpError::new(
                     "other",
@@ -3246,6 +3247,42 @@ impl Machine {
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
         }
         Ok(())
+    }
+
+    /// Whether autograd keeps a wrapper of `storage` alive for a backward
+    /// that the tensors Python holds (`bound`) can still run: a tensor a
+    /// node reachable from their grad_fns saved. Its SavedVariable holds
+    /// a wrapper of it, which counts in the storage's use count unless it
+    /// is `target`'s own: SavedVariable keeps the tensor itself when it is
+    /// an input or a leaf (`saved_original_`), and a detached copy of an
+    /// output with history.
+    fn saved_shares_storage(
+        &self,
+        bound: &[TensorId],
+        target: TensorId,
+        storage: StorageId,
+    ) -> bool {
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack: Vec<NodeId> = bound
+            .iter()
+            .filter_map(|&t| self.tensors[t].grad_fn)
+            .collect();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            let node = &self.nodes[n];
+            let shares = node.saved.iter().any(|s| {
+                let t = &self.tensors[s.tensor];
+                let own = s.tensor == target && (s.original || t.grad_fn.is_none());
+                !own && t.storage == storage
+            });
+            if shares {
+                return true;
+            }
+            stack.extend(node.next.iter().copied());
+        }
+        false
     }
 
     /// Records an in-place metadata change (`t_`, `unsqueeze_`, `as_strided_`…).
