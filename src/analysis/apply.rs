@@ -4891,6 +4891,11 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             })
             .collect();
         let first = it.m.tensors[ids[0]].grad_fn;
+        // Its backward concatenates the outputs' gradients, of self's dtype.
+        let dtype = it.m.t(me).dtype;
+        if let (Some(node), Mode::Eager, DType::F16 | DType::BF16) = (first, it.m.mode, dtype) {
+            it.m.concat_backward.push((node, dtype));
+        }
         for (k, &i) in ids.iter().enumerate() {
             let t = &mut it.m.tensors[i];
             // "Output k of SplitBackward0" in autograd's messages.
@@ -7944,10 +7949,18 @@ fn autocast_promote(it: &Interp, tensors: &[TensorId]) -> OpResult<Option<DType>
     let Some(lower) = cpu_autocast_dtype(it) else {
         return Ok(None);
     };
+    promote_dtypes(lower, tensors.iter().map(|&t| it.m.t(t).dtype))
+}
+
+/// `autocast_promote` for operands of these dtypes under CPU autocast to
+/// `lower`.
+pub(crate) fn promote_dtypes(
+    lower: DType,
+    dtypes: impl IntoIterator<Item = DType>,
+) -> OpResult<Option<DType>> {
     let mut current = lower;
     let mut seen = false;
-    for &t in tensors {
-        let next = it.m.t(t).dtype;
+    for next in dtypes {
         if !next.is_floating() || next == DType::F64 {
             continue;
         }
@@ -8093,10 +8106,7 @@ fn autocast_cast(it: &mut Interp, v: Value, lower: DType, span: Span) -> R<Value
 
 /// The dtype of CPU autocast, when it is on.
 fn cpu_autocast_dtype(it: &Interp) -> Option<DType> {
-    it.m.autocast
-        .iter()
-        .find(|a| a.enabled && a.device == "cpu")
-        .map(|a| a.dtype)
+    it.m.cpu_autocast_dtype()
 }
 
 /// Reductions over a dim of a tensor of more than 64 dims fail: eager's

@@ -194,6 +194,9 @@ pub(crate) fn predict(
         if let Some(d) = stale_saved(m, n) {
             return EagerPrediction::backward(d);
         }
+        if let Some(d) = autocast_concat(m, n) {
+            return EagerPrediction::backward(d);
+        }
         if let Some((k, got, expected)) = m.bad_grads.get(&n) {
             let node = &m.nodes[n];
             let d = invalid_gradient(node.name.as_str(), *k, got, expected, node.span)
@@ -233,6 +236,25 @@ pub(crate) fn predict(
         }
     }
     EagerPrediction::default()
+}
+
+/// Backward runs under the autocast state the function left (the engine
+/// takes the caller's thread-local state): a split's or unbind's node
+/// concatenates its gradients with `cat` or `stack`, CPU autocast's
+/// `promote` ops, which refuse float16 under bfloat16 autocast (and the
+/// reverse).
+fn autocast_concat(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
+    if m.concat_backward.is_empty() {
+        return None;
+    }
+    let lower = m.cpu_autocast_dtype()?;
+    let &(_, dtype) = m.concat_backward.iter().find(|(node, _)| *node == n)?;
+    let e = super::apply::promote_dtypes(lower, [dtype]).err()?;
+    Some(
+        op_error(e, m.nodes[n].span)
+            .with_label("backward of this op concatenates the gradients of its outputs")
+            .with_help("disable autocast before the function returns (use `with torch.autocast(...)`), or split a float32 tensor"),
+    )
 }
 
 /// AccumulateGrad's first gradient for `leaf`, whose sizes an in-place

@@ -114,6 +114,11 @@ pub struct Machine {
     /// input metadata), where an in-place metadata op that recorded no
     /// history (under no_grad or inference_mode) changed the tensor's own.
     pub grad_sizes: rustc_hash::FxHashMap<TensorId, Dims>,
+    /// Eager: the nodes whose backward concatenates gradients of a
+    /// lower-precision floating dtype (split's `cat`, unbind's `stack`):
+    /// CPU autocast left enabled by the function runs that under its
+    /// `promote` policy, which may refuse the dtype.
+    pub concat_backward: Vec<(NodeId, DType)>,
     /// Eager: nodes whose backward returns a gradient the next node refuses
     /// (the engine's `validate_outputs`): the input's index, the gradient's
     /// sizes (the input's when the op ran) and the sizes expected.
@@ -337,6 +342,7 @@ impl Machine {
             metadata_flag_kept: Default::default(),
             pending_values: Default::default(),
             grad_sizes: Default::default(),
+            concat_backward: Vec::new(),
             bad_grads: Default::default(),
             copy_slices_overruns: Default::default(),
             accumulators: Default::default(),
@@ -3247,6 +3253,14 @@ impl Machine {
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
         }
         Ok(())
+    }
+
+    /// The dtype CPU autocast casts to, when it is enabled.
+    pub fn cpu_autocast_dtype(&self) -> Option<DType> {
+        self.autocast
+            .iter()
+            .find(|a| a.enabled && a.device == "cpu")
+            .map(|a| a.dtype)
     }
 
     /// Whether autograd keeps a wrapper of `storage` alive for a backward
