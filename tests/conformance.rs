@@ -137,14 +137,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "pytorch/dynamic_shapes_7.tp:test_conv1d_symint_padding_mut__dynamic",
         "the comparison cannot evaluate Mod(...) in PyTorch's expression",
     ),
-    // resize_ growing a tensor made under inference_mode, outside it: PyTorch's
-    // analysis refuses it as a resize of a view (functionalization holds
-    // another reference to the storage); tpi reports eager's inference-tensor
-    // error there too.
-    (
-        "pytorch/autograd_pt_4.tp:test_inference_mode_tensor_resize_outside",
-        "functionalization's use count of a storage made under inference_mode not modelled",
-    ),
     // FakeTensor constants: tpi knows the values of int literals only, so
     // `.item()` of a float constant, and a 0-dim constant used as a size
     // (`__index__`), are refused.

@@ -6541,6 +6541,12 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             // inference tensor outside inference_mode is refused only when
             // they differ (tests/oracle/inference_resize.tp).
             if !it.m.sizes.eq_dims(&sizes, t.sizes()) {
+                // The analysis's functionalized resize_ refuses to grow a
+                // shared storage before the version bump refuses an
+                // inference tensor outside inference_mode.
+                if it.m.mode == Mode::Analysis && it.m.inference_update_refused(me) {
+                    it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+                }
                 it.m.check_inplace(me, &[])?;
             }
             if it.m.mode == Mode::Analysis {
@@ -7326,6 +7332,10 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
     let id = it.m.fresh(meta, span, op.name);
     if requires_grad {
         it.m.tensors[id].requires_grad_flag = true;
+    }
+    if it.m.mode == Mode::Analysis && it.m.inference_mode && op.rule != "new" {
+        let storage = it.m.tensors[id].storage;
+        it.m.storages[storage].factory_in_inference = true;
     }
     if integral && it.m.mode == Mode::Eager && op.name == "randint" {
         // Each element one of randint's values (`values`).

@@ -488,6 +488,11 @@ pub struct FunctionalStorage {
     /// inference_mode was on (an in-place op on the base there): views of
     /// it and writes through them no longer raise its KeyError.
     pub inference_registered: bool,
+    /// Made by a factory function (`torch.zeros`, `torch.tensor`, the
+    /// `_like`s; not the `new_*` methods) under inference_mode in the
+    /// analysis: FunctionalTensorMode then holds a second reference to the
+    /// storage (its use count is 2), so resize_ may not grow it.
+    pub factory_in_inference: bool,
     /// Size in bytes when known (for resize_storage_bytes_).
     pub nbytes: Option<SymInt>,
     /// The input that owns it, if any (`input()` as an index; a `u32`,

@@ -2281,6 +2281,7 @@ impl Machine {
             let shared = bound
                 .iter()
                 .any(|&t| t != target && self.tensors[t].storage == storage)
+                || self.storages[storage].factory_in_inference
                 || self.saved_shares_storage(&bound, target, storage);
             if refuse_views && (is_view || shared) {
                 return Err(OpError::new(
@@ -2642,7 +2643,6 @@ impl Machine {
     pub fn check_inplace(&mut self, target: TensorId, others: &[TensorId]) -> OpResult<()> {
         // What the checks read of the tensor (not a clone of its shape).
         struct Target {
-            is_inference: bool,
             view: Option<ViewInfo>,
             grad_fn: Option<NodeId>,
             output_index: u32,
@@ -2652,7 +2652,6 @@ impl Machine {
         let t = {
             let t = &self.tensors[target];
             Target {
-                is_inference: t.is_inference,
                 view: t.view,
                 grad_fn: t.grad_fn,
                 output_index: t.output_index,
@@ -2660,7 +2659,7 @@ impl Machine {
                 origin_op: t.origin_op.as_str(),
             }
         };
-        if t.is_inference && !self.inference_mode && !self.versioned_inference.contains(&target) {
+        if self.inference_update_refused(target) {
             // With autograd's keys (another operand, or a wrapped number),
             // autograd's leaf check runs before the version bump fails.
             let mut operands: smallvec::SmallVec<[TensorId; 4]> = others.into();
@@ -3253,6 +3252,14 @@ impl Machine {
                 .help("this tensor's storage was swapped away by set_(); mutate the tensor that set_() was applied to instead"));
         }
         Ok(())
+    }
+
+    /// Whether an in-place update of `id` bumps the version of an inference
+    /// tensor outside inference_mode, which is refused.
+    pub fn inference_update_refused(&self, id: TensorId) -> bool {
+        self.tensors[id].is_inference
+            && !self.inference_mode
+            && !self.versioned_inference.contains(&id)
     }
 
     /// The dtype CPU autocast casts to, when it is enabled.
