@@ -37,10 +37,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "complex32 (ComplexHalf) not modelled",
     ),
     (
-        "audit_dtype_1.tp:test_arange_bool",
-        "dtype rule of the analysis's decomposition or eager kernel not modelled",
-    ),
-    (
         "audit_dtype_1.tp:test_c32_abs",
         "complex32 (ComplexHalf) not modelled",
     ),
@@ -61,20 +57,12 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "complex32 (ComplexHalf) not modelled",
     ),
     (
-        "audit_dtype_1.tp:test_cumsum_u8_dtype_b",
-        "dtype rule of the analysis's decomposition or eager kernel not modelled",
-    ),
-    (
         "audit_dtype_1.tp:test_lerp_f32_c64weight",
         "complex autograd errors (throw_error_for_complex_autograd) not modelled",
     ),
     (
         "audit_dtype_1.tp:test_linear_f16_f32",
         "the matmul family's meta dtypes and refs dot check not modelled",
-    ),
-    (
-        "audit_dtype_1.tp:test_lshift_b_b",
-        "dtype rule of the analysis's decomposition or eager kernel not modelled",
     ),
     (
         "audit_dtype_1.tp:test_masked_fill_f16_complex",

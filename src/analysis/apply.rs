@@ -1949,13 +1949,20 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
         } else {
             "rshift"
         };
-        for (v, what) in [(&l, "input tensor"), (&r, "shift value")] {
-            if let Value::Tensor(t) = v {
-                let dtype = it.m.t(*t).dtype;
-                if !dtype.is_integral() {
-                    return Err(op_error(shift_dtype_error(which, what, dtype), span));
+        let refused = match &l {
+            Value::Tensor(t) => shift_meta_error(it, which, it.m.t(*t).dtype, &r),
+            // (`2 << x` is x.__rlshift__: only the tensor's dtype is looked at.)
+            _ => match &r {
+                Value::Tensor(t) => {
+                    let dtype = it.m.t(*t).dtype;
+                    (!is_integer_dtype(dtype))
+                        .then(|| shift_dtype_error(which, "shift value", dtype))
                 }
-            }
+                _ => None,
+            },
+        };
+        if let Some(e) = refused {
+            return Err(op_error(e, span));
         }
     }
     for v in [&l, &r] {
@@ -6009,6 +6016,31 @@ fn copy_expand_check(it: &mut Interp, src: TensorId, target: &[SymInt]) -> OpRes
     Ok(())
 }
 
+/// `utils.is_integer_dtype`: an integer dtype, bool not included.
+fn is_integer_dtype(dtype: DType) -> bool {
+    dtype.is_integral() && dtype != DType::Bool
+}
+
+/// The meta function of `__lshift__`/`__rshift__` (and so of their in-place
+/// forms) under the analysis, `shift_dtype_check`: self of an integer dtype
+/// (bool is not one), and a shift value that is a tensor of one, or an int.
+fn shift_meta_error(it: &Interp, which: &str, own: DType, other: &Value) -> Option<OpError> {
+    if !is_integer_dtype(own) {
+        return Some(shift_dtype_error(which, "input tensor", own));
+    }
+    match other {
+        Value::Tensor(t) => {
+            let dtype = it.m.t(*t).dtype;
+            (!is_integer_dtype(dtype)).then(|| shift_dtype_error(which, "shift value", dtype))
+        }
+        Value::Float(f) => Some(oe(
+            "other",
+            format!("{which}: Expected shift value to be an int. Got {f:?}"),
+        )),
+        _ => None,
+    }
+}
+
 /// torch._refs' shift ops refuse a floating-point operand (`what`: the
 /// "input tensor" or the "shift value") under the analysis.
 fn shift_dtype_error(which: &str, what: &str, dtype: DType) -> OpError {
@@ -6154,11 +6186,10 @@ fn kernel_dtype_error(it: &Interp, op: &str, a: &Args, common: DType) -> Option<
             .or_else(|| Some(oe("other", "torch.bool not supported for floor_divide"))),
         "remainder" | "fmod" if common == DType::Bool => not_built(&format!("{base}_cpu"), common),
         "pow" if common == DType::Bool => not_built("pow", common),
-        "ilshift" | "irshift" if !own.is_integral() && !eager => Some(shift_dtype_error(
-            base.trim_start_matches('i'),
-            "input tensor",
-            own,
-        )),
+        // (The analysis's shift kernels check nothing more.)
+        "ilshift" | "irshift" if !eager => {
+            shift_meta_error(it, base.trim_start_matches('i'), own, a.get("other"))
+        }
         "bitwise_left_shift" | "lshift" | "ilshift"
             if common == DType::Bool || !common.is_integral() =>
         {
@@ -7287,6 +7318,10 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
         }
     }
     eager_scalar_fits(it, dtype, a.get("fill_value"))?;
+    if dtype == DType::Bool && matches!(op.rule, "arange" | "linspace") && it.m.mode == Mode::Eager
+    {
+        return Err(not_implemented_for(&format!("{}_cpu", op.name), dtype));
+    }
     if op.rule == "tensor" && dtype.is_integral() {
         // torch.tensor stores each number (store_scalar), in both runs;
         // into a floating dtype a plain cast (1e40 becomes inf).
@@ -8791,6 +8826,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             shape::wrap_dim(a.int(it, "dim")?, t.sizes().len())?;
             let dtype = a.dtype("dtype")?.unwrap_or(if t.dtype.is_integral() { DType::I64 } else { t.dtype });
+            if dtype == DType::Bool && it.m.mode == Mode::Eager {
+                // Eager's scan kernels are not built for bool (a bool
+                // input is summed as int64 unless asked otherwise).
+                return Err(not_implemented_for(&format!("{}_out_cpu", op.name), dtype));
+            }
             let meta = contiguous(it, t.sizes().clone(), dtype)?;
             Ok((vec![meta], None))
         }
