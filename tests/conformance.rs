@@ -84,10 +84,6 @@ const KNOWN_ORACLE_FAILURES: &[(&str, &str)] = &[
         "audit_dtype_1.tp:test_where_c64_f16",
         "complex autograd errors (throw_error_for_complex_autograd) not modelled",
     ),
-    (
-        "audit_dtype_1.tp:test_where_cond_u8",
-        "dtype rule of the analysis's decomposition or eager kernel not modelled",
-    ),
     // Eager value checks the audit found that tpi does not model yet
     // (tests/oracle/audit_eager_2.tp): a number that overflows through
     // where's wrapped scalar;

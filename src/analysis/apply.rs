@@ -8448,11 +8448,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             cond = a.get("condition").clone();
             match &cond {
                 Value::Tensor(c) if it.m.t(*c).dtype == DType::Bool => {}
-                Value::Tensor(_) => {
+                // Eager takes a uint8 condition (deprecated, with a warning).
+                Value::Tensor(c) if it.m.t(*c).dtype == DType::U8 && it.m.mode == Mode::Eager => {}
+                Value::Tensor(c) => {
+                    let dtype = it.m.t(*c).dtype;
                     return Err(oe(
                         "other",
-                        "where expected condition to be a boolean tensor",
-                    ))
+                        match it.m.mode {
+                            Mode::Analysis => format!("expected predicate to be bool, got torch.{}", dtype.name()),
+                            Mode::Eager => format!("where expected condition to be a boolean tensor, but got a tensor with dtype {}", torch_type_name(dtype)),
+                        },
+                    ));
                 }
                 _ => return Err(oe("arguments", "where(): condition must be a tensor")),
             }
