@@ -6688,7 +6688,16 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     }
     if op.rule == "resize_as" {
         // Functionalization turns resize_as_ into a data mutation (no metadata flag).
+        // Eager's changes no element unless it grew the storage.
+        let storage = it.m.tensors[me].storage;
+        let kept = match it.m.mode {
+            Mode::Eager if !grown => it.m.current_values(storage),
+            _ => None,
+        };
         it.m.mutate_data(me, "resize_as_", &[], span)?;
+        if let Some(values) = kept {
+            it.m.restamp_values(storage, values);
+        }
         if it.m.mode == Mode::Analysis
             && *t.strides() != meta.strides
             && it.m.sizes.eq_dims(t.sizes(), &meta.sizes)

@@ -146,6 +146,19 @@ impl Machine {
         Some(PendingValues { storage, elements })
     }
 
+    /// The values `storage`'s elements hold now, when known: for
+    /// `restamp_values` across a change the machine counts as a write but
+    /// that leaves every element as it was.
+    pub fn current_values(&self, storage: StorageId) -> Option<Rc<[ValueSet]>> {
+        self.storage_values(storage).cloned()
+    }
+
+    /// `storage`'s elements still hold `elements` (`current_values`, taken
+    /// before the change) after a change that wrote none of them.
+    pub fn restamp_values(&mut self, storage: StorageId, elements: Rc<[ValueSet]>) {
+        self.commit_values(PendingValues { storage, elements });
+    }
+
     /// Records the values a write left (`written_values`, taken before it).
     pub fn commit_values(&mut self, values: PendingValues) {
         let mutations = self.storages[values.storage].mutations;
