@@ -2395,11 +2395,24 @@ impl Machine {
                             shape::wrap_dim(*d0, r)?;
                             shape::wrap_dim(*d1, r)?;
                         }
+                        // squeeze(dim) drops the dim only when it has size 1.
                         ("unsqueeze", true) => {
-                            shape::wrap_dim(*d0, r)?;
+                            let w = shape::wrap_dim(*d0, r)?;
+                            if sizes.get(w).is_some_and(|n| self.sizes.eq_int(n, 1)) {
+                                sizes.remove(w);
+                                strides.remove(w);
+                            }
+                            continue;
                         }
                         ("unsqueeze", false) => {
-                            shape::wrap_dim(*d0, r + 1)?;
+                            let w = shape::wrap_dim(*d0, r + 1)?;
+                            shape::unsqueeze_geometry(
+                                &mut sizes,
+                                &mut strides,
+                                w,
+                                &mut self.sizes,
+                            )?;
+                            continue;
                         }
                         _ => {}
                     }
