@@ -270,6 +270,11 @@ fn accumulate_copy_error(
     leaf: super::domain::TensorId,
 ) -> Option<crate::ops::shape::OpError> {
     use crate::ops::shape;
+    // AccumulateGrad::apply returns at once for a variable that no longer
+    // requires grad (`detach_()` since).
+    if !m.requires_grad(leaf) {
+        return None;
+    }
     let grad = m.grad_sizes.get(&leaf)?.clone();
     let t = &m.tensors[leaf];
     let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
