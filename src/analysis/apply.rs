@@ -6546,6 +6546,8 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     }
     let mut grown = false;
     let mut relaid = false;
+    // Eager: the values of a storage a resize reallocated (`reallocated_values`).
+    let mut realloc = None;
     let meta = match op.rule {
         "resize" | "resize_as" => {
             if it.m.requires_grad(me) && !it.m.inference_mode {
@@ -6623,7 +6625,28 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             if op.rule == "resize_as" && it.m.mode == Mode::Analysis {
                 resize_as_view_inverse(it, me, &sizes)?;
             }
+            let storage = t.storage;
+            let before = match it.m.mode {
+                Mode::Eager => Some((
+                    it.m.current_values(storage),
+                    it.m.storages[storage]
+                        .nbytes
+                        .as_ref()
+                        .and_then(SymInt::as_int),
+                )),
+                Mode::Analysis => None,
+            };
             grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+            if let (true, Some((values, old_nbytes))) = (grown, before) {
+                // Eager reallocated the storage: its new part is uninitialized.
+                realloc = old_nbytes.and_then(|old| {
+                    it.m.reallocated_values(storage, t.dtype, values.as_deref(), old)
+                });
+                match &realloc {
+                    Some(v) => it.m.restamp_values(storage, v.clone()),
+                    None => it.m.forget_values(storage),
+                }
+            }
             if it.m.mode == Mode::Analysis && op.rule == "resize" {
                 // resize__functionalization: a resize_ that fits the
                 // storage is a view of it (tests/oracle/resize_view_meta.tp).
@@ -6692,7 +6715,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
         let storage = it.m.tensors[me].storage;
         let kept = match it.m.mode {
             Mode::Eager if !grown => it.m.current_values(storage),
-            _ => None,
+            _ => realloc,
         };
         it.m.mutate_data(me, "resize_as_", &[], span)?;
         if let Some(values) = kept {
@@ -6920,7 +6943,20 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // any size to any size, as eager's resize_bytes_nocuda does
             // (tests/oracle/resize_storage_any_size.tp). The resize is kept
             // for later size checks only.
-            it.m.storages[st].nbytes = Some(n);
+            let old = it.m.storages[st].nbytes.replace(n.clone());
+            if it.m.mode == Mode::Eager && old.as_ref() != Some(&n) {
+                // resize_bytes reallocates: only the bytes both sizes have
+                // are copied.
+                let before = it.m.current_values(st);
+                let dtype = it.m.t(me).dtype;
+                let values = old
+                    .and_then(|o| o.as_int())
+                    .and_then(|o| it.m.reallocated_values(st, dtype, before.as_deref(), o));
+                match values {
+                    Some(v) => it.m.restamp_values(st, v),
+                    None => it.m.forget_values(st),
+                }
+            }
             Ok(Value::Tensor(me))
         }
         other => Err(oe("other", format!("internal: no storage rule `{other}`"))),

@@ -45,6 +45,11 @@ const MAX_SET: usize = 16;
 /// The values `randint(1, 5)` gives the oracle's integer inputs.
 const INPUT_VALUES: [i64; 4] = [1, 2, 3, 4];
 
+/// What an int64 or int32 element of newly allocated, unwritten memory
+/// holds (eager's resize_bytes leaves it uninitialized): heap leftovers,
+/// which in practice are far out of any index check's range.
+const GARBAGE: i64 = 1 << 40;
+
 fn set_of(values: impl IntoIterator<Item = i64>) -> Option<ValueSet> {
     let mut set: ValueSet = values.into_iter().collect();
     set.sort_unstable();
@@ -157,6 +162,38 @@ impl Machine {
     /// before the change) after a change that wrote none of them.
     pub fn restamp_values(&mut self, storage: StorageId, elements: Rc<[ValueSet]>) {
         self.commit_values(PendingValues { storage, elements });
+    }
+
+    /// The values of `storage` (holding `dtype` elements) after eager
+    /// reallocated it to its size now (resize_storage_bytes_, a resize_
+    /// that grew it) from `old_nbytes` bytes whose values were `before`:
+    /// resize_bytes copies the first min(old, new) bytes, and the rest is
+    /// uninitialized (`GARBAGE` for int64 and int32). None when they are
+    /// not followed (other dtypes, a copied part whose values are unknown).
+    pub fn reallocated_values(
+        &self,
+        storage: StorageId,
+        dtype: DType,
+        before: Option<&[ValueSet]>,
+        old_nbytes: i64,
+    ) -> Option<Rc<[ValueSet]>> {
+        if self.mode != Mode::Eager || !matches!(dtype, DType::I64 | DType::I32) {
+            return None;
+        }
+        let n = self.storage_elements(storage, dtype)?;
+        let copied = usize::try_from(old_nbytes / dtype.itemsize()).ok()?.min(n);
+        let garbage: ValueSet = smallvec::smallvec![GARBAGE];
+        let mut out = Vec::with_capacity(n);
+        if copied > 0 {
+            out.extend(before?.get(..copied)?.iter().cloned());
+        }
+        out.resize(n, garbage);
+        Some(out.into())
+    }
+
+    /// `storage`'s values are no longer known.
+    pub fn forget_values(&mut self, storage: StorageId) {
+        self.int_values.remove(&storage);
     }
 
     /// Records the values a write left (`written_values`, taken before it).
