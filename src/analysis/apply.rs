@@ -43,10 +43,12 @@ fn argmax_runs_kernel(it: &Interp, t: &Tensor, a: &Args) -> bool {
     }
     match a.get("dim") {
         Value::Int(d) => match d.as_int() {
-            Some(d) => shape::wrap_dim(d, sizes.len())
-                .ok()
-                .and_then(|w| sizes.get(w))
-                .is_none_or(|s| it.m.sizes.env.hint(s) != Some(1)),
+            // A dim out of range fails the meta function first.
+            Some(d) => shape::wrap_dim(d, sizes.len()).is_ok_and(|w| {
+                sizes
+                    .get(w)
+                    .is_none_or(|s| it.m.sizes.env.hint(s) != Some(1))
+            }),
             None => true,
         },
         _ => true,
