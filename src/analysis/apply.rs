@@ -5595,6 +5595,17 @@ fn checks_overlap(it: &Interp, op: &str, a: &Args) -> bool {
     }
 }
 
+/// The analysis's `meta_copy_` refuses a written tensor with internal
+/// overlap, in its own words.
+fn meta_copy_overlap(it: &mut Interp, me: TensorId) -> OpResult<()> {
+    it.m.check_no_internal_overlap(me).map_err(|e| OpError {
+        message:
+            "more than one element of the written-to tensor refers to a single memory location"
+                .into(),
+        ..e
+    })
+}
+
 /// The memory-overlap checks of the index, scatter and random in-place
 /// ops, which run after their shape checks (checked on torch 2.7.1):
 /// eager refuses an expanded `self` (`assert_no_internal_overlap`) for
@@ -5624,16 +5635,10 @@ fn index_op_overlaps(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRes
         }
     };
     if internal {
-        it.m.check_no_internal_overlap(me).map_err(|e| {
-            if it.m.mode == Mode::Analysis {
-                OpError {
-                    message: "more than one element of the written-to tensor refers to a single memory location".into(),
-                    ..e
-                }
-            } else {
-                e
-            }
-        })?;
+        match it.m.mode {
+            Mode::Analysis => meta_copy_overlap(it, me)?,
+            Mode::Eager => it.m.check_no_internal_overlap(me)?,
+        }
     }
     if it.m.mode != Mode::Eager {
         return Ok(());
@@ -5783,6 +5788,8 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     if op.name == "copy_" && it.m.mode == Mode::Analysis {
+        // meta_copy_ refuses internal overlap first, then expands `src`.
+        meta_copy_overlap(it, me).map_err(|e| op_error(e, span))?;
         if let Value::Tensor(src) = a.get("src") {
             copy_expand_check(it, *src, &t.sizes).map_err(|e| op_error(e, span))?;
         }
