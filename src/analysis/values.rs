@@ -464,6 +464,7 @@ pub fn after_functional(
         "masked_fill" => "masked_fill_",
         "sub" | "subtract" => "sub_",
         "mul" | "multiply" => "mul_",
+        "pow" => "pow_",
         "minimum" => "minimum",
         "maximum" => "maximum",
         "clone" | "contiguous" | "to" | "long" | "int" | "short" | "flatten" | "reshape"
@@ -577,6 +578,26 @@ fn modelled(
             mine.iter()
                 .zip(&theirs)
                 .map(|(a, b)| pairwise(a, b, apply))
+                .collect()
+        }
+        // Integer powers (a negative exponent is refused by the kernel).
+        "pow_" => {
+            let power = |a: i64, e: i64| a.checked_pow(u32::try_from(e).ok()?);
+            let exponent = get("exponent");
+            if let Some(e) = int(&exponent) {
+                return unary(&|a| power(a, e));
+            }
+            let Value::Tensor(o) = exponent else {
+                return None;
+            };
+            if same_elements(m, o, this) {
+                return unary(&|a| power(a, a));
+            }
+            let mine = base()?;
+            let theirs = broadcast_sets(m, o, me)?;
+            mine.iter()
+                .zip(&theirs)
+                .map(|(a, b)| pairwise(a, b, power))
                 .collect()
         }
         "copy_" => {
