@@ -551,7 +551,7 @@ fn modelled(
                 Some(hi.map_or(v, |hi| v.min(hi)))
             })
         }
-        "add_" | "sub_" | "mul_" | "minimum" | "maximum" => {
+        "add_" | "sub_" | "mul_" | "pow_" | "minimum" | "maximum" => {
             let alpha = match get("alpha") {
                 Value::None => 1,
                 v => int(&v)?,
@@ -562,10 +562,13 @@ fn modelled(
                     "sub_" => a.checked_sub(b.checked_mul(alpha)?),
                     "minimum" => Some(a.min(b)),
                     "maximum" => Some(a.max(b)),
+                    // Integer powers (a negative exponent is refused by the
+                    // kernel).
+                    "pow_" => a.checked_pow(u32::try_from(b).ok()?),
                     _ => a.checked_mul(b),
                 }
             };
-            let other = get("other");
+            let other = get(if op == "pow_" { "exponent" } else { "other" });
             if let Some(b) = int(&other) {
                 return unary(&|a| apply(a, b));
             }
@@ -578,26 +581,6 @@ fn modelled(
             mine.iter()
                 .zip(&theirs)
                 .map(|(a, b)| pairwise(a, b, apply))
-                .collect()
-        }
-        // Integer powers (a negative exponent is refused by the kernel).
-        "pow_" => {
-            let power = |a: i64, e: i64| a.checked_pow(u32::try_from(e).ok()?);
-            let exponent = get("exponent");
-            if let Some(e) = int(&exponent) {
-                return unary(&|a| power(a, e));
-            }
-            let Value::Tensor(o) = exponent else {
-                return None;
-            };
-            if same_elements(m, o, this) {
-                return unary(&|a| power(a, a));
-            }
-            let mine = base()?;
-            let theirs = broadcast_sets(m, o, me)?;
-            mine.iter()
-                .zip(&theirs)
-                .map(|(a, b)| pairwise(a, b, power))
                 .collect()
         }
         "copy_" => {
