@@ -4111,7 +4111,7 @@ fn advanced_index(
             Mode::Analysis => vec![],
             Mode::Eager => {
                 let before = if adjacent { dims[0] } else { 0 };
-                let after = st.sizes().len() - before - dims.len();
+                let after = st.sizes().len().saturating_sub(before + dims.len());
                 let mut out = Vec::with_capacity(adv.len());
                 for &(_, ix) in adv {
                     out.push(

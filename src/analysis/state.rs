@@ -2223,10 +2223,13 @@ impl Machine {
     /// (`resize__functionalization`, `maybe_replace_storage`) refuses a
     /// view, or gives the tensor a storage of its own (`grown_by_resize`).
     /// `resize_as_` (`refuse_views` false) grows a view without complaint.
-    /// Another wrapper of the storage held by a variable of the running
-    /// function also makes PyTorch refuse (the storage's use count); those
-    /// of the functions that called it are not looked at. Sizes not all
-    /// known: nothing.
+    /// Another wrapper of the storage also makes PyTorch refuse (the
+    /// storage's use count): one held by a variable of the running function
+    /// or of a caller (`Machine::bound_tensors`), one autograd saved for a
+    /// backward they can still run (`saved_shares_storage`), or the one
+    /// FunctionalTensorMode keeps of a factory's result made under
+    /// inference_mode (`FunctionalStorage::factory_in_inference`). Sizes not
+    /// all known: nothing.
     pub fn resize_storage_for(
         &mut self,
         target: TensorId,
