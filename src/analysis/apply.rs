@@ -9010,7 +9010,27 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             {
                 return Err(oe("other", format!("dot : expected both vectors to have same dtype, but found {} and {}", torch_type_name(dt1), torch_type_name(dt2))));
             }
-            let sizes = matmul_shape(it, rule, t.sizes(), ot.sizes())?;
+            let stale_outer = rule == "outer"
+                && it.m.mode == Mode::Analysis
+                && !it.m.python_geom.is_empty()
+                && (me.is_some_and(|x| it.m.stale_python_sizes(x).is_some())
+                    || it.m.stale_python_sizes(o).is_some());
+            let sizes = if stale_outer {
+                // After set_(): the composite checks the wrappers' ranks
+                // and reshapes self's value to [self.size(0), 1] with the
+                // wrapper's size (stale_dims_check), then multiplies it by
+                // vec2's value.
+                let x = me.unwrap_or(o);
+                let (xs, ys) = (
+                    it.m.python_geometry(x).sizes().clone(),
+                    it.m.python_geometry(o).sizes().clone(),
+                );
+                matmul_shape(it, rule, &xs, &ys)?;
+                let column = [xs[0].clone(), SymInt::int(1)];
+                shape::broadcast_shapes(&column, ot.sizes(), &mut it.m.sizes)?
+            } else {
+                matmul_shape(it, rule, t.sizes(), ot.sizes())?
+            };
             if it.m.inference_mode || !it.m.grown_by_resize.is_empty() {
                 // The operands the decomposition views (torch._decomp's matmul).
                 let (d1, d2) = (t.sizes().len(), ot.sizes().len());
