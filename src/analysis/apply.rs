@@ -1954,14 +1954,8 @@ pub fn tensor_binop(it: &mut Interp, op: BinOp, l: Value, r: Value, span: Span) 
         let refused = match &l {
             Value::Tensor(t) => shift_meta_error(it, which, it.m.t(*t).dtype, &r),
             // (`2 << x` is x.__rlshift__: only the tensor's dtype is looked at.)
-            _ => match &r {
-                Value::Tensor(t) => {
-                    let dtype = it.m.t(*t).dtype;
-                    (!is_integer_dtype(dtype))
-                        .then(|| shift_dtype_error(which, "shift value", dtype))
-                }
-                _ => None,
-            },
+            _ if matches!(r, Value::Tensor(_)) => shift_value_error(it, which, &r),
+            _ => None,
         };
         if let Some(e) = refused {
             return Err(op_error(e, span));
@@ -6037,6 +6031,12 @@ fn shift_meta_error(it: &Interp, which: &str, own: DType, other: &Value) -> Opti
     if !is_integer_dtype(own) {
         return Some(shift_dtype_error(which, "input tensor", own));
     }
+    shift_value_error(it, which, other)
+}
+
+/// `shift_dtype_check`'s check of the shift value: a tensor of an integer
+/// dtype, or an int.
+fn shift_value_error(it: &Interp, which: &str, other: &Value) -> Option<OpError> {
     match other {
         Value::Tensor(t) => {
             let dtype = it.m.t(*t).dtype;
@@ -6555,7 +6555,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     }
     let mut grown = false;
     let mut relaid = false;
-    // Eager: the values of a storage a resize reallocated (`reallocated_values`).
+    // Eager: the values of a storage a resize reallocated (`Machine::reallocate_values`).
     let mut realloc = None;
     let meta = match op.rule {
         "resize" | "resize_as" => {
@@ -6648,13 +6648,7 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
             if let (true, Some((values, old_nbytes))) = (grown, before) {
                 // Eager reallocated the storage: its new part is uninitialized.
-                realloc = old_nbytes.and_then(|old| {
-                    it.m.reallocated_values(storage, t.dtype, values.as_deref(), old)
-                });
-                match &realloc {
-                    Some(v) => it.m.restamp_values(storage, v.clone()),
-                    None => it.m.forget_values(storage),
-                }
+                realloc = it.m.reallocate_values(storage, t.dtype, values, old_nbytes);
             }
             if it.m.mode == Mode::Analysis && op.rule == "resize" {
                 // resize__functionalization: a resize_ that fits the
@@ -6958,13 +6952,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // are copied.
                 let before = it.m.current_values(st);
                 let dtype = it.m.t(me).dtype;
-                let values = old
-                    .and_then(|o| o.as_int())
-                    .and_then(|o| it.m.reallocated_values(st, dtype, before.as_deref(), o));
-                match values {
-                    Some(v) => it.m.restamp_values(st, v),
-                    None => it.m.forget_values(st),
-                }
+                it.m.reallocate_values(st, dtype, before, old.and_then(|o| o.as_int()));
             }
             Ok(Value::Tensor(me))
         }

@@ -170,7 +170,7 @@ impl Machine {
     /// resize_bytes copies the first min(old, new) bytes, and the rest is
     /// uninitialized (`GARBAGE` for int64 and int32). None when they are
     /// not followed (other dtypes, a copied part whose values are unknown).
-    pub fn reallocated_values(
+    fn reallocated_values(
         &self,
         storage: StorageId,
         dtype: DType,
@@ -191,9 +191,26 @@ impl Machine {
         Some(out.into())
     }
 
-    /// `storage`'s values are no longer known.
-    pub fn forget_values(&mut self, storage: StorageId) {
-        self.int_values.remove(&storage);
+    /// Records `storage`'s values after eager reallocated it
+    /// (`reallocated_values` from `before`, its values then, and
+    /// `old_nbytes`, its size then), or forgets them when they are not
+    /// followed; returns what it recorded.
+    pub fn reallocate_values(
+        &mut self,
+        storage: StorageId,
+        dtype: DType,
+        before: Option<Rc<[ValueSet]>>,
+        old_nbytes: Option<i64>,
+    ) -> Option<Rc<[ValueSet]>> {
+        let values = old_nbytes
+            .and_then(|old| self.reallocated_values(storage, dtype, before.as_deref(), old));
+        match &values {
+            Some(v) => self.restamp_values(storage, v.clone()),
+            None => {
+                self.int_values.remove(&storage);
+            }
+        }
+        values
     }
 
     /// Records the values a write left (`written_values`, taken before it).
