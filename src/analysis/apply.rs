@@ -832,6 +832,10 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     }
                 }
             }
+            if differentiable && !identity && !matches!(op.name, "matmul" | "linear" | "einsum") {
+                it.m.check_early_saves(saved_variant(&a), false, &named_inputs(&a))
+                    .map_err(|e| op_error(e, span))?;
+            }
             let (metas, result_fixups) = functional(it, op, &a, span)
                 .map_err(|e| analysis_wording(it, op, e))
                 .map_err(|e| op_error(e, span))?;
@@ -5780,6 +5784,9 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         for &o in &other_ids {
             it.m.grad_fn(o).map_err(|e| op_error(e, span))?;
         }
+        // Then it saves what backward needs, before the kernel's checks.
+        it.m.check_early_saves(saved_variant(&a), true, &named_inputs(&a))
+            .map_err(|e| op_error(e, span))?;
     }
     if op.name == "copy_" && it.m.mode == Mode::Analysis {
         // meta_copy_ refuses internal overlap first, then expands `src`.

@@ -1361,18 +1361,7 @@ impl Machine {
         if row.exactness != Exactness::Exact {
             return Ok(Some(node));
         }
-        let arg = |i: usize| -> Option<TensorId> {
-            let name = *row.args.get(i)?;
-            inputs
-                .iter()
-                .find(|(n, _)| {
-                    *n == name
-                        || (name == "input" && *n == "self")
-                        || (name == "self" && *n == "input")
-                        || (name == "indices" && *n == "input")
-                })
-                .and_then(|(_, t)| *t)
-        };
+        let arg = |i: usize| row_arg(row, inputs, i);
         let self_version = inputs
             .first()
             .and_then(|(_, t)| *t)
@@ -1407,6 +1396,47 @@ impl Machine {
         Ok(Some(node))
     }
 
+    /// An autograd kernel saves its inputs (`SavedVariable`, which refuses an
+    /// inference tensor) before it redispatches to the op's kernel, whose
+    /// argument checks come later: `inference_row * requires_grad_row` with
+    /// sizes that do not broadcast is refused for the inference tensor.
+    /// Only for ops with a kernel of their own whose saves are exact (a
+    /// composite's first op may check its arguments before any save); the
+    /// outputs, saved after the kernel, are `save`'s to check.
+    pub fn check_early_saves(
+        &self,
+        op: &'static str,
+        inplace: bool,
+        inputs: &[(&str, Option<TensorId>)],
+    ) -> OpResult<()> {
+        let present: smallvec::SmallVec<[TensorId; 4]> =
+            inputs.iter().filter_map(|(_, t)| *t).collect();
+        if !present.iter().any(|&t| self.tensors[t].is_inference)
+            || !self.records_grad(&present, DType::F32)
+        {
+            return Ok(());
+        }
+        let Some(row) = op_facts(op, inplace).row else {
+            return Ok(());
+        };
+        if row.exactness != Exactness::Exact || row.composite.is_some() {
+            return Ok(());
+        }
+        let arg = |i: usize| row_arg(row, inputs, i);
+        for s in row.saved {
+            let Saved::Input(i, when) = *s else { continue };
+            let Some(t) = arg(i) else { continue };
+            let holds = when.holds(
+                |i| arg(i).is_some_and(|t| self.has_grad_edge(t)),
+                |i| arg(i).is_some(),
+            );
+            if holds && self.tensors[t].is_inference {
+                return Err(inference_saved_error());
+            }
+        }
+        Ok(())
+    }
+
     /// Saves `tensor` for backward in `node`, at its current version (or the
     /// version before an in-place op's own write, for its inputs).
     fn save(
@@ -1419,8 +1449,7 @@ impl Machine {
         original: bool,
     ) -> OpResult<()> {
         if self.tensors[tensor].is_inference {
-            return Err(OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.")
-                .help("clone the tensor outside inference_mode before using it with autograd"));
+            return Err(inference_saved_error());
         }
         let version = self.tensors[tensor].version;
         let mut saved_version = self.versions[version];
@@ -3527,6 +3556,27 @@ pub fn extent(sizes: &[SymInt], strides: &[SymInt], offset: &SymInt) -> Option<i
         end = end.checked_add((n - 1).checked_mul(st)?)?;
     }
     end.checked_add(1)
+}
+
+/// `SavedVariable`'s refusal of an inference tensor.
+fn inference_saved_error() -> OpError {
+    OpError::new("inference-tensor", "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor and use it in autograd.")
+        .help("clone the tensor outside inference_mode before using it with autograd")
+}
+
+/// The tensor given for argument `i` of `row`'s schema, among `inputs`
+/// (named as the op table names them: `input` and `self` stand for each other).
+fn row_arg(row: &OpSaves, inputs: &[(&str, Option<TensorId>)], i: usize) -> Option<TensorId> {
+    let name = *row.args.get(i)?;
+    inputs
+        .iter()
+        .find(|(n, _)| {
+            *n == name
+                || (name == "input" && *n == "self")
+                || (name == "self" && *n == "input")
+                || (name == "indices" && *n == "input")
+        })
+        .and_then(|(_, t)| *t)
 }
 
 /// What recording autograd history needs to know of an op (by its name, as
