@@ -2303,7 +2303,10 @@ impl Machine {
         }
         let storage = t.storage;
         if self.mode == Mode::Analysis {
+            // (`_unsafe_view`'s result is, to functionalization, a view of
+            // its source: matmul's fold.)
             let is_view = self.viewed_in_place.contains(&target)
+                || self.unsafe_view_sources.contains_key(&target)
                 || self
                     .view_parents(target)
                     .first()
