@@ -493,10 +493,20 @@ fn cpu_kernel_dtype_error(it: &Interp, op: &OpDef, a: &Args) -> Option<OpError> 
 /// `empty_like`'s strides for a copy of `t`: torch._refs' in the analysis,
 /// ATen's in eager (which keeps a dense layout exactly).
 fn like_strides_for(it: &mut Interp, t: &Tensor, format: MemoryFormat) -> OpResult<Dims> {
+    like_strides_of(it, t.sizes(), t.strides(), format)
+}
+
+/// `like_strides_for` a tensor of these sizes and strides.
+fn like_strides_of(
+    it: &mut Interp,
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    format: MemoryFormat,
+) -> OpResult<Dims> {
     let s = &mut it.m.sizes;
     match it.m.mode {
-        Mode::Eager => shape::eager_like_strides(t.sizes(), t.strides(), format, s),
-        Mode::Analysis => shape::like_strides(t.sizes(), t.strides(), format, s),
+        Mode::Eager => shape::eager_like_strides(sizes, strides, format, s),
+        Mode::Analysis => shape::like_strides(sizes, strides, format, s),
     }
 }
 
@@ -2580,13 +2590,13 @@ fn record_given_dim(it: &mut Interp, g: i64, base: TensorId, v: TensorId) {
 /// analysis's refs alike): it narrows by each negative pad, whose length
 /// must not be negative; it returns that when no pad is positive (eager) or
 /// every pad is negative (the refs); otherwise each new size must be
-/// positive.
+/// positive. Whether it returns the narrowed input's clone.
 fn constant_pad_checks(
     mode: Mode,
     sizes: &[SymInt],
     pad: &[SymInt],
     s: &mut shape::Sizes,
-) -> OpResult<()> {
+) -> OpResult<bool> {
     let nd = sizes.len();
     let dims = || {
         (0..pad.len() / 2)
@@ -2609,7 +2619,7 @@ fn constant_pad_checks(
         Mode::Analysis => s.lt_int(p, 0),
     });
     if narrow_only {
-        return Ok(());
+        return Ok(true);
     }
     for (d, i) in dims() {
         let (l, r) = (&pad[2 * i], &pad[2 * i + 1]);
@@ -2621,7 +2631,7 @@ fn constant_pad_checks(
             ));
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The metadata of the view an op makes of `self`.
@@ -9747,9 +9757,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             pad_mode_checks(it, a, &pad, python_rank, t.sizes())?;
             let constant = matches!(a.get("mode"), Value::None)
                 || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
-            if constant {
-                constant_pad_checks(it.m.mode, t.sizes(), &pad, &mut it.m.sizes)?;
-            }
+            let narrowed_clone = constant
+                && constant_pad_checks(it.m.mode, t.sizes(), &pad, &mut it.m.sizes)?;
             let mut sizes = t.sizes().clone();
             let nd = sizes.len();
             for i in 0..pad.len() / 2 {
@@ -9759,6 +9768,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 if it.m.sizes.lt_int(&sizes[d], 0) {
                     return Err(oe("other", "The input size after padding is negative"));
                 }
+            }
+            if narrowed_clone {
+                // `c_input.clone()`: the narrowed input (the sizes above)
+                // with its strides, in the format it preserves.
+                let strides = like_strides_of(it, &sizes, t.strides(), MemoryFormat::Preserve)?;
+                return Ok((vec![Meta { sizes, strides, offset: SymInt::int(0), dtype: t.dtype }], None));
             }
             // constant_pad_nd keeps the input's suggested format; the
             // analysis's metas of the other modes (`_pad2d_common` and
