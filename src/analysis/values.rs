@@ -404,6 +404,9 @@ pub fn after_functional(
     if !m.follows_values(out) {
         return None;
     }
+    if matches!(op, "cat" | "concat" | "concatenate" | "stack") {
+        return joined_sets(m, get, out);
+    }
     let Value::Tensor(me) = get("self") else {
         return None;
     };
@@ -490,6 +493,49 @@ pub fn after_functional(
     };
     let sets = modelled(m, inplace, get, out, me, &base)?;
     Some(as_dtype(m, out, sets))
+}
+
+/// The value sets of `cat`'s or `stack`'s result `out`: in row-major
+/// order, each of the result's leading blocks (the dims before `dim`) takes
+/// one block of each input in turn. Empty inputs give nothing (cat skips
+/// the legacy empty 1-d ones).
+fn joined_sets(m: &Machine, get: &dyn Fn(&str) -> Value, out: TensorId) -> Option<Vec<ValueSet>> {
+    let sizes = concrete_sizes(m, out)?;
+    let dim = match get("dim") {
+        Value::Int(d) => d.as_int()?,
+        Value::None => 0,
+        _ => return None,
+    };
+    let rank = i64::try_from(sizes.len()).ok()?;
+    let d = usize::try_from(if dim < 0 { dim + rank } else { dim }).ok()?;
+    let outer = usize::try_from(sizes.get(..d)?.iter().product::<i64>()).ok()?;
+    let numel = usize::try_from(sizes.iter().product::<i64>()).ok()?;
+    if outer == 0 || numel == 0 {
+        return Some(Vec::new());
+    }
+    let mut inputs = Vec::new();
+    for v in get("tensors").sequence()? {
+        let Value::Tensor(t) = v else { return None };
+        if !m.tensors[t].dtype.is_integral() {
+            return None;
+        }
+        let sets = m.value_sets(t)?;
+        if sets.is_empty() {
+            continue;
+        }
+        if sets.len() % outer != 0 {
+            return None;
+        }
+        inputs.push(sets);
+    }
+    let mut joined = Vec::with_capacity(numel);
+    for o in 0..outer {
+        for sets in &inputs {
+            let chunk = sets.len() / outer;
+            joined.extend_from_slice(&sets[o * chunk..(o + 1) * chunk]);
+        }
+    }
+    (joined.len() == numel).then(|| as_dtype(m, out, joined))
 }
 
 /// `after_inplace`'s ops with `target`'s shape: `this` is the op's self,
