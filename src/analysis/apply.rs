@@ -7026,7 +7026,9 @@ fn autograd_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpR
 
 /// at::repeat_interleave_symint (composite, so in both runs): a tensor of
 /// repeats is 0-d, one element, or one per element of `self` along `dim`
-/// (of the flattened `self` without a dim).
+/// (of the flattened `self` without a dim). The composite reads the sizes
+/// Python sees (stale after set_() in the analysis), and names `dim` as
+/// given.
 fn check_repeats_length(
     it: &mut Interp,
     t: &Tensor,
@@ -7037,12 +7039,16 @@ fn check_repeats_length(
     let rsizes = it.m.t(repeats).sizes().clone();
     let (d, along) = match a.opt_int(it, "dim")? {
         None => (0, it.m.numel(me.unwrap_or(0))?),
-        Some(d) => {
-            let Ok(d) = shape::wrap_dim(d, t.sizes().len()) else {
+        Some(given) => {
+            let sizes = match me {
+                Some(me) => it.m.python_geometry(me).sizes(),
+                None => t.sizes(),
+            };
+            let Ok(d) = shape::wrap_dim(given, sizes.len()) else {
                 return Ok(());
             };
-            match t.sizes().get(d) {
-                Some(n) => (d, n.clone()),
+            match sizes.get(d) {
+                Some(n) => (given, n.clone()),
                 None => return Ok(()),
             }
         }
