@@ -475,6 +475,7 @@ pub fn after_functional(
     }
     let inplace = match op {
         "neg" | "negative" => "neg_",
+        "sign" | "sgn" => "sign_",
         "abs" | "absolute" => "abs_",
         "relu" => "relu_",
         "clamp" | "clip" => "clamp_",
@@ -593,6 +594,7 @@ fn modelled(
             Some(vec![spread_set(lo, hi)?; numel()?])
         }
         "neg_" => unary(&|v| v.checked_neg()),
+        "sign_" | "sgn_" => unary(&|v| Some(v.signum())),
         "abs_" => unary(&|v| v.checked_abs()),
         "relu_" => unary(&|v| Some(v.max(0))),
         "clamp_" | "clamp_min_" | "clamp_max_" => {
@@ -810,8 +812,11 @@ fn modelled(
             }
             Some(sets)
         }
-        "index_add_" => {
-            // self[..., index[j], ...] += alpha * source[..., j, ...]
+        "index_add_" | "index_copy_" => {
+            // self[..., index[j], ...] += alpha * source[..., j, ...], or
+            // = source[..., j, ...] (one of the writes where the index
+            // repeats).
+            let copy = op == "index_copy_";
             let shape = concrete_sizes(m, me)?;
             let dim =
                 usize::try_from(int(&get("dim"))?.rem_euclid(shape.len().max(1) as i64)).ok()?;
@@ -832,6 +837,10 @@ fn modelled(
                 return None;
             }
             let mut sets = m.value_sets(me)?;
+            let mut copied: Vec<Option<ValueSet>> = Vec::new();
+            if copy {
+                copied.resize(sets.len(), None);
+            }
             for (c, add) in coordinates(&src_shape).zip(&src_sets) {
                 let mut at = c.clone();
                 at[dim] = picked
@@ -844,12 +853,26 @@ fn modelled(
                     }
                     flat = flat * n + i;
                 }
-                let e = sets.get_mut(usize::try_from(flat).ok()?)?;
+                let at = usize::try_from(flat).ok()?;
+                if copy {
+                    let w = copied.get_mut(at)?;
+                    *w = Some(match w.take() {
+                        None => add.clone(),
+                        Some(prev) => set_of(prev.iter().chain(add).copied())?,
+                    });
+                    continue;
+                }
+                let e = sets.get_mut(at)?;
                 let sums = e.iter().flat_map(|&a| {
                     add.iter()
                         .map(move |&b| a.checked_add(b.checked_mul(alpha)?))
                 });
                 *e = set_of(sums.collect::<Option<Vec<_>>>()?)?;
+            }
+            for (e, w) in sets.iter_mut().zip(copied) {
+                if let Some(w) = w {
+                    *e = w;
+                }
             }
             Some(sets)
         }
