@@ -10978,7 +10978,25 @@ fn analysis_matmul_view(
     let tmp = it.m.fresh(product, span, "mm");
     it.m.record_history("matmul", false, &named, &[tmp], span)?;
     let v = it.m.view_of(tmp, view, op, false, true, span)?;
+    if op == "squeeze" {
+        record_squeeze_dim0(it, v);
+    }
     Ok(Some(Value::Tensor(v)))
+}
+
+/// A composite's own `squeeze(0)` of its intermediate (conv2d's
+/// unbatched result, matmul's vector-matrix product): the dim it was given,
+/// which the geometries do not tell when other dims have size 1.
+fn record_squeeze_dim0(it: &mut Interp, v: TensorId) {
+    if it.m.mode == Mode::Analysis {
+        it.m.view_args.insert(
+            v,
+            ViewArg::SqueezeDims {
+                dims: [0; 8],
+                len: 1,
+            },
+        );
+    }
 }
 
 /// matmul saves its operands as they are only on the dot, mv and mm paths
@@ -11340,6 +11358,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             dtype,
         };
         let v = it.m.view_of(tmp, view, "squeeze", false, true, span)?;
+        record_squeeze_dim0(it, v);
         return Ok((vec![], Some(Value::Tensor(v))));
     }
     let meta = Meta {

@@ -2366,6 +2366,7 @@ impl Machine {
             SharedGeometry,
             SharedGeometry,
             Option<(i64, i64)>,
+            Option<ViewArg>,
         );
         let mut steps: Vec<Step> = Vec::new();
         let (mut cur, mut when) = (id, usize::MAX);
@@ -2389,7 +2390,7 @@ impl Machine {
                     (None, Some(next)) => next.before.clone(),
                     (None, None) => t.geom.clone(),
                 };
-                steps.push((c.rule, c.before.clone(), after, c.dims));
+                steps.push((c.rule, c.before.clone(), after, c.dims, None));
             }
             let Some(parent) = self.provenance.parent(cur) else {
                 break;
@@ -2405,7 +2406,8 @@ impl Machine {
                 .get(&parent)
                 .and_then(|c| c.iter().find(|c| c.made > cur as usize))
                 .map_or_else(|| self.layout_when_made(parent, cur), |c| c.before.clone());
-            steps.push((t.origin_op.as_str(), on, made, None));
+            let arg = self.view_args.get(&cur).copied();
+            steps.push((t.origin_op.as_str(), on, made, None, arg));
             (cur, when) = (parent, cur as usize);
         }
         if steps.is_empty() {
@@ -2418,7 +2420,54 @@ impl Machine {
             } else {
                 Box::new(steps.iter().rev())
             };
-            for (op, before, after, dims) in order {
+            for (op, before, after, dims, arg) in order {
+                // squeeze's dims as given: its inverse
+                // (`unsqueeze_copy_to`) unsqueezes each of them that has
+                // size 1 in the base, in the base's numbering; its replay
+                // squeezes them on the value's rank.
+                if let (&"squeeze", Some(ViewArg::SqueezeDims { dims, len })) = (op, arg) {
+                    let given = &dims[..usize::from(*len)];
+                    if inverse {
+                        let base = before.sizes();
+                        let mut mask = [false; 64];
+                        for &d in given {
+                            if let Some(m) =
+                                mask.get_mut(shape::wrap_dim(i64::from(d), base.len())?)
+                            {
+                                *m = true;
+                            }
+                        }
+                        if base.is_empty() {
+                            continue;
+                        }
+                        for (d, n) in base.iter().enumerate() {
+                            if mask.get(d) == Some(&true) && self.sizes.eq_int(n, 1) {
+                                let w = shape::wrap_dim(d as i64, sizes.len() + 1)?;
+                                shape::unsqueeze_geometry(
+                                    &mut sizes,
+                                    &mut strides,
+                                    w,
+                                    &mut self.sizes,
+                                )?;
+                            }
+                        }
+                    } else {
+                        let r = sizes.len();
+                        let mut drop = smallvec::SmallVec::<[usize; 8]>::new();
+                        for &d in given {
+                            drop.push(shape::wrap_dim(i64::from(d), r)?);
+                        }
+                        drop.sort_unstable();
+                        drop.dedup();
+                        for &w in drop.iter().rev() {
+                            if sizes.get(w).is_some_and(|n| self.sizes.eq_int(n, 1)) {
+                                sizes.remove(w);
+                                strides.remove(w);
+                            }
+                        }
+                    }
+                    continue;
+                }
                 // An in-place transpose's dims, wrapped on the value's rank
                 // (its geometries do not tell them when they are alike);
                 // unsqueeze_'s dim as given, which its inverse (squeeze)
