@@ -2438,7 +2438,7 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
         }
         "select" => {
             let given_dim = int("dim")
-                .filter(|&d| d < 0)
+                .filter(|&d| d < 0 || select_dim_ambiguous(it, base, d))
                 .and_then(|d| i8::try_from(d).ok());
             if let (Some(dim), Some(index)) = (given_dim, int("index")) {
                 it.m.view_args.insert(v, ViewArg::GivenSelect(dim, index));
@@ -3714,12 +3714,22 @@ fn apply_slicing(
                     )
                     .with_note(e.message)
                 })?;
+                let base = cur;
                 cur =
                     it.m.view_of(cur, meta, "select", false, true, span)
                         .map_err(|e| op_error(e, span))?;
                 if it.m.mode == Mode::Analysis {
-                    if let Some(index) = i.as_int().filter(|&i| i < 0) {
-                        it.m.view_args.insert(cur, ViewArg::NegativeSelect(index));
+                    let given = i8::try_from(dim)
+                        .ok()
+                        .filter(|_| select_dim_ambiguous(it, base, dim as i64));
+                    match (given, i.as_int()) {
+                        (Some(d), Some(index)) => {
+                            it.m.view_args.insert(cur, ViewArg::GivenSelect(d, index));
+                        }
+                        (_, Some(index)) if index < 0 => {
+                            it.m.view_args.insert(cur, ViewArg::NegativeSelect(index));
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -10982,6 +10992,19 @@ fn analysis_matmul_view(
         record_squeeze_dim0(it, v);
     }
     Ok(Some(Value::Tensor(v)))
+}
+
+/// Whether the geometries cannot tell which dim a select of `base` took:
+/// the next dim has the same size and stride (`x.unsqueeze(0)[0]` of a
+/// 1-element `x`), and the replay would take that one.
+fn select_dim_ambiguous(it: &Interp, base: TensorId, dim: i64) -> bool {
+    let t = it.m.t(base);
+    let Ok(d) = usize::try_from(dim) else {
+        return false;
+    };
+    d + 1 < t.sizes().len()
+        && t.sizes()[d] == t.sizes()[d + 1]
+        && t.strides()[d] == t.strides()[d + 1]
 }
 
 /// A composite's own `squeeze(0)` of its intermediate (conv2d's
