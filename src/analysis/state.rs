@@ -2167,25 +2167,30 @@ impl Machine {
         }
         // A tensor set_() onto one of them took its view metas (set__impl):
         // it is regenerated to the same value when next synced, whatever
-        // its id (tests/oracle/set_alias_regenerated.tp).
+        // its id (tests/oracle/set_alias_regenerated.tp); and so is the
+        // source of a changed tensor set_() onto it (written through the
+        // alias).
         if !self.set_sources.is_empty() {
             let aliases: smallvec::SmallVec<[(TensorId, TensorId); 2]> = self
                 .set_sources
                 .iter()
-                .filter(|(id, (src, _))| {
-                    self.tensors[**id].storage == storage
-                        && !at.contains_key(id)
-                        && at.contains_key(src)
+                .filter(|(id, (src, _))| self.tensors[**id].storage == storage && id != &src)
+                .flat_map(|(id, (src, _))| {
+                    [(*id, *src), (*src, *id)]
+                        .into_iter()
+                        .filter(|(to, from)| !at.contains_key(to) && at.contains_key(from))
                 })
-                .map(|(id, (src, _))| (*id, *src))
                 .collect();
-            for (id, src) in aliases {
-                let (_, src_old, src_new) = changed[at[&src]].clone();
+            for (id, from) in aliases {
+                let (_, from_old, from_new) = changed[at[&from]].clone();
                 let old = self.tensors[id].geom.clone();
-                if old.sizes() != src_old.sizes() || self.pending_values.contains_key(&id) {
+                if self.tensors[id].storage != storage
+                    || old.sizes() != from_old.sizes()
+                    || self.pending_values.contains_key(&id)
+                {
                     continue;
                 }
-                let new = self.geoms.intern(old.sizes().clone(), src_new);
+                let new = self.geoms.intern(old.sizes().clone(), from_new);
                 if self.value_differs(id, &old, new.strides()) {
                     self.set_pending(id, &old, new);
                 }
