@@ -9572,11 +9572,20 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let (input, d): (Dims, usize) = match a.opt_int(it, "dim")? {
                 None if stale_1d => (t.sizes().clone(), 0),
                 None => (smallvec![it.m.numel(me.unwrap_or(0))?], 0),
+                // The composite wraps the dim on the rank Python sees (stale
+                // after set_()), then unsqueezes the value after it.
+                Some(d) if int_repeats => {
+                    let rank = match me {
+                        Some(me) => it.m.python_geometry(me).sizes().len(),
+                        None => t.sizes().len(),
+                    };
+                    (t.sizes().clone(), shape::wrap_dim(d, rank)?)
+                }
                 Some(d) => (t.sizes().clone(), shape::wrap_dim(d, t.sizes().len())?),
             };
-            if input.is_empty() {
-                // A 0-d self with a dim: `unsqueeze(dim + 1)` of a 0-d tensor.
-                return Err(oe("dim-out-of-range", format!("Dimension out of range (expected to be in range of [-1, 0], but got {})", d + 1)));
+            if input.is_empty() || d >= input.len() {
+                // `unsqueeze(dim + 1)` of a tensor of fewer dims (0-d).
+                shape::wrap_dim(d as i64 + 1, input.len() + 1)?;
             }
             let mut sizes = input.clone();
             let mut expanded = input;
