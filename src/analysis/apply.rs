@@ -4636,16 +4636,21 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
 
 // ---------------------------------------------------------------- multi-output views
 
+/// tensor_split's first check (CompositeImplicit: on the rank Python sees).
+fn tensor_split_rank_error() -> OpError {
+    oe(
+        "other",
+        "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
+    )
+}
+
 fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
     let nd = t.sizes().len();
     // (tensor_split, CompositeImplicit, checks the dims Python sees.)
     if op.rule == "tensor_split" && (nd == 0 || it.m.python_geometry(me).sizes().is_empty()) {
-        return Err(oe(
-            "other",
-            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
-        ));
+        return Err(tensor_split_rank_error());
     }
     let dim = a.int(it, "dim")?;
     match op.rule {
@@ -5373,6 +5378,9 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
     let rank = sizes.len();
     if op.name == "narrow" && rank == 0 {
         return Err(oe("other", "narrow() cannot be applied to a 0-dim tensor."));
+    }
+    if op.name == "tensor_split" && rank == 0 {
+        return Err(tensor_split_rank_error());
     }
     for name in dim_params {
         for d in a.opt_dims(it, name)?.unwrap_or_default() {
