@@ -2435,6 +2435,11 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
             if let (Ok(size), Ok(step)) = (size, step) {
                 it.m.unfold_windows.insert(v, (size, step));
             }
+            // (The replay needs the dimension: the geometries tell it only
+            // with the window's.)
+            if let Some(d) = int("dimension").and_then(|d| i8::try_from(d).ok()) {
+                it.m.view_args.insert(v, ViewArg::GivenDim(d));
+            }
         }
         "select" => {
             let given_dim = int("dim")
@@ -3087,10 +3092,15 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 t.sizes()[d].clone()
             };
             if it.m.sizes.lt(&dim_size, &size) {
+                // (The analysis's meta capitalizes it, eager's kernel not.)
+                let m = match it.m.mode {
+                    Mode::Analysis => 'M',
+                    Mode::Eager => 'm',
+                };
                 return Err(oe(
                     "other",
                     format!(
-                        "maximum size for tensor at dimension {d} is {dim_size} but size is {size}"
+                        "{m}aximum size for tensor at dimension {d} is {dim_size} but size is {size}"
                     ),
                 ));
             }

@@ -793,6 +793,32 @@ impl Machine {
                         keep.iter().map(|&d| strides[d].clone()).collect(),
                     )
                 }
+                // unfold(dimension, size, step): the dim's windows, and
+                // the window as a new last dim.
+                "unfold" if !sizes.is_empty() => {
+                    let (Some((dims, _)), Some(&(size, step))) =
+                        (&dim_args, self.unfold_windows.get(&child))
+                    else {
+                        return Ok(());
+                    };
+                    let d = dims[0];
+                    let Some(n) = sizes[d].as_int() else {
+                        return Ok(());
+                    };
+                    if size > n || step <= 0 {
+                        return Err(OpError::new(
+                            "other",
+                            format!("Maximum size for tensor at dimension {d} is {n} but size is {size}"),
+                        )
+                        .help(REPLAY_HELP));
+                    }
+                    let (mut ps, mut pt) = (sizes.clone(), strides.clone());
+                    ps[d] = SymInt::int((n - size) / step + 1);
+                    pt[d] = self.sizes.mul(&strides[d], &SymInt::int(step))?;
+                    ps.push(SymInt::int(size));
+                    pt.push(strides[d].clone());
+                    (ps, pt)
+                }
                 "t" => {
                     // t() swaps the two dims of a 2-d tensor and returns a
                     // 0-d or 1-d one as it is.
