@@ -26,7 +26,7 @@ fn oe(code: &'static str, msg: impl Into<String>) -> OpError {
 
 /// A dim of a 0-d tensor read with TensorImpl's `size(d)`/`sym_size(d)`,
 /// which wrap without the scalar allowance: PyTorch's IndexError.
-fn no_dims_error(d: impl std::fmt::Display) -> OpError {
+pub(crate) fn no_dims_error(d: impl std::fmt::Display) -> OpError {
     oe(
         "other",
         format!("Dimension specified as {d} but tensor has no dimensions"),
@@ -3429,7 +3429,12 @@ fn select_meta(it: &mut Interp, t: &Tensor, d: usize, idx: SymInt) -> OpResult<M
     let size = t.sizes()[d].clone();
     let neg_size = size.neg()?;
     if it.m.sizes.lt(&idx, &neg_size) || it.m.sizes.le(&size, &idx) {
-        return Err(shape::select_index_error(&idx, t.sizes(), d));
+        return Err(shape::select_index_error(
+            &idx,
+            t.sizes(),
+            d,
+            it.m.mode == Mode::Analysis,
+        ));
     }
     let idx = if it.m.sizes.lt_int(&idx, 0) {
         it.m.sizes.add(&idx, &size)?
@@ -6791,6 +6796,12 @@ fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
             }
             _ => geom,
         };
+        if it.m.mode == Mode::Analysis
+            && !it.m.sizes.eq_dims(t.sizes(), geom.sizes())
+            && !it.m.t(me).functional_view
+        {
+            it.m.pend_views_of_resized(me, &geom);
+        }
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }

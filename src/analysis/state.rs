@@ -562,7 +562,43 @@ impl Machine {
         {
             return Ok(());
         }
-        let new = &self.tensors[base];
+        self.replay_view_ops(id, base, None)
+    }
+
+    /// After `resize_as_` gave the root `base` a value of another shape (a
+    /// data mutation to functionalization), each of its views replays its
+    /// view ops on that value when next synced: one that no longer applies
+    /// (a select of a now 0-d base) fails then (`pending_values`).
+    /// Analysis only.
+    /// Called before `base` takes the new geometry `new`.
+    pub fn pend_views_of_resized(&mut self, base: TensorId, new: &SharedGeometry) {
+        let storage = self.tensors[base].storage;
+        for i in base as usize + 1..self.tensors.len() {
+            let id = i as TensorId;
+            let t = &self.tensors[id];
+            if t.storage != storage || !t.functional_view {
+                continue;
+            }
+            if let Err(e) = self.replay_view_ops(id, base, Some(new)) {
+                self.pending_values.insert(id, Err(e));
+            }
+        }
+    }
+
+    /// `replay_on_changed_base`'s replay of the view ops from `base` (as it
+    /// is now, or with geometry `new`) down to `id`.
+    fn replay_view_ops(
+        &mut self,
+        id: TensorId,
+        base: TensorId,
+        new: Option<&SharedGeometry>,
+    ) -> OpResult<()> {
+        let parents = self.view_parents(id);
+        let Some(top) = parents.iter().position(|&(_, p)| p == base) else {
+            return Ok(());
+        };
+        let chain = &parents[..=top];
+        let new = new.unwrap_or_else(|| self.tensors[base].geometry());
         let (mut sizes, mut strides) = (new.sizes().clone(), new.strides().clone());
         for &(child, parent) in chain.iter().rev() {
             // The parent as it was when the child was made, and the child
@@ -708,7 +744,12 @@ impl Machine {
                     pt[d] = self.sizes.mul(&strides[d], &SymInt::int(step))?;
                     (ps, pt)
                 }
-                "select" => match dim_args {
+                // unbind's view meta is `unbind(base, dim)[i]`: refused on
+                // a base that lost its dims, else a select.
+                "unbind" if sizes.is_empty() => {
+                    return Err(super::apply::no_dims_error(0).help(REPLAY_HELP));
+                }
+                "select" | "unbind" => match dim_args {
                     Some((dims, _)) => {
                         let d = dims[0];
                         // The index it was given, from the offsets.
@@ -741,9 +782,8 @@ impl Machine {
                         shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
                         if let Some(size) = sizes[d].as_int() {
                             if index >= size || index < -size {
-                                return Err(
-                                    shape::select_index_error(index, &sizes, d).help(REPLAY_HELP)
-                                );
+                                return Err(shape::select_index_error(index, &sizes, d, true)
+                                    .help(REPLAY_HELP));
                             }
                         }
                         let (mut ps, mut pt) = (sizes.clone(), strides.clone());
@@ -3852,7 +3892,7 @@ fn view_dim_args(
             }
             (taken.len() == 2).then_some((taken, new_rank))
         }
-        "select" | "squeeze" if m + 1 == n => {
+        "select" | "squeeze" | "unbind" if m + 1 == n => {
             let d = first_diff(m).unwrap_or(m);
             Some((smallvec::smallvec![d], new_rank))
         }

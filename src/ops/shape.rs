@@ -217,13 +217,22 @@ pub fn view_as_complex_strides(strides: &[SymInt], s: &mut Sizes) -> OpResult<Di
 }
 
 /// select's refusal of an index outside dim `d` of `sizes`.
-pub fn select_index_error(index: impl std::fmt::Display, sizes: &[SymInt], d: usize) -> OpError {
+/// (The analysis's meta prints the sizes as `torch.Size([..])`, eager's
+/// kernel as `[..]`.)
+pub fn select_index_error(
+    index: impl std::fmt::Display,
+    sizes: &[SymInt],
+    d: usize,
+    analysis: bool,
+) -> OpError {
+    let shown = if analysis {
+        format!("torch.Size({})", show(sizes))
+    } else {
+        show(sizes)
+    };
     OpError::new(
         "index-out-of-range",
-        format!(
-            "select(): index {index} out of range for tensor of size {} at dimension {d}",
-            show(sizes)
-        ),
+        format!("select(): index {index} out of range for tensor of size {shown} at dimension {d}"),
     )
 }
 
