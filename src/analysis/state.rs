@@ -744,6 +744,8 @@ impl Machine {
                     pt[d] = self.sizes.mul(&strides[d], &SymInt::int(step))?;
                     (ps, pt)
                 }
+                // alias: the base as it is.
+                "alias" => (sizes.clone(), strides.clone()),
                 // unbind's view meta is `unbind(base, dim)[i]`: refused on
                 // a base that lost its dims, else a select.
                 "unbind" if sizes.is_empty() => {
