@@ -603,18 +603,27 @@ fn modelled(
                 "clamp_max_" => (Value::None, get("max")),
                 _ => (get("min"), get("max")),
             };
-            let lo = match lo {
-                Value::None => None,
-                v => Some(int(&v)?),
+            // A bound is a number, or a tensor whose values (broadcast to
+            // the target) bound each element.
+            let bound = |b: Value| -> Option<Option<Vec<ValueSet>>> {
+                let n = numel()?;
+                Some(match b {
+                    Value::None => None,
+                    Value::Tensor(t) if int(&b).is_none() => Some(broadcast_sets(m, t, me)?),
+                    v => Some(vec![smallvec::smallvec![int(&v)?]; n]),
+                })
             };
-            let hi = match hi {
-                Value::None => None,
-                v => Some(int(&v)?),
-            };
-            unary(&|v| {
-                let v = lo.map_or(v, |lo| v.max(lo));
-                Some(hi.map_or(v, |hi| v.min(hi)))
-            })
+            let (lo, hi) = (bound(lo)?, bound(hi)?);
+            let mut sets = base()?;
+            for (k, set) in sets.iter_mut().enumerate() {
+                if let Some(lo) = &lo {
+                    *set = pairwise(set, lo.get(k)?, |v, l| Some(v.max(l)))?;
+                }
+                if let Some(hi) = &hi {
+                    *set = pairwise(set, hi.get(k)?, |v, h| Some(v.min(h)))?;
+                }
+            }
+            Some(sets)
         }
         "add_" | "sub_" | "mul_" | "pow_" | "minimum" | "maximum" => {
             let alpha = match get("alpha") {
