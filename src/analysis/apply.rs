@@ -4651,6 +4651,17 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
 
 // ---------------------------------------------------------------- multi-output views
 
+/// torch._refs' reductions keep their dims with `broadcast_in_dim` of the
+/// reduced result, whose meta asks whether each kept size is 1: a symbolic
+/// one whose hint is 1 is specialised to it (guard_size_oblivious).
+fn keepdim_broadcast_guards(it: &mut Interp, input: &[SymInt], output: &[SymInt]) {
+    for (i, o) in input.iter().zip(output) {
+        if i == o && i.as_int().is_none() && it.m.sizes.env.hint(i) == Some(1) {
+            it.m.sizes.eq_int(i, 1);
+        }
+    }
+}
+
 /// tensor_split's first check (CompositeImplicit: on the rank Python sees).
 fn tensor_split_rank_error() -> OpError {
     oe(
@@ -8833,6 +8844,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 reduce_dims(it, t, dims, keepdim)?
             };
+            if keepdim
+                && it.m.mode == Mode::Analysis
+                && matches!(op.name, "sum" | "mean" | "amax" | "amin" | "prod")
+            {
+                keepdim_broadcast_guards(it, t.sizes(), &sizes);
+            }
             let dtype_arg = if op.params.iter().any(|p| p.name == "dtype") { a.dtype("dtype")? } else { None };
             let dtype = match (rule, dtype_arg) {
                 // mean's output dtype must be floating or complex, whether
