@@ -842,7 +842,16 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     }
                 }
             }
-            if differentiable && !identity && !matches!(op.name, "matmul" | "linear" | "einsum") {
+            // (Only an inference tensor can be refused: looked for first.)
+            let inference = it.m.made_inference
+                && a.v
+                    .iter()
+                    .any(|v| matches!(v, Value::Tensor(t) if it.m.t(*t).is_inference));
+            if inference
+                && differentiable
+                && !identity
+                && !matches!(op.name, "matmul" | "linear" | "einsum")
+            {
                 it.m.check_early_saves(saved_variant(&a), false, &named_inputs(&a))
                     .map_err(|e| op_error(e, span))?;
             }
@@ -5839,8 +5848,10 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             it.m.grad_fn(o).map_err(|e| op_error(e, span))?;
         }
         // Then it saves what backward needs, before the kernel's checks.
-        it.m.check_early_saves(saved_variant(&a), true, &named_inputs(&a))
-            .map_err(|e| op_error(e, span))?;
+        if it.m.made_inference && other_ids.iter().any(|&o| it.m.t(o).is_inference) {
+            it.m.check_early_saves(saved_variant(&a), true, &named_inputs(&a))
+                .map_err(|e| op_error(e, span))?;
+        }
     }
     if op.name == "copy_" && it.m.mode == Mode::Analysis {
         // meta_copy_ refuses internal overlap first, then expands `src`.

@@ -432,6 +432,7 @@ impl<'a> Interp<'a> {
             Context::InferenceMode(on) => {
                 // c10::InferenceMode(enabled) sets grad mode to !enabled.
                 self.m.inference_mode = *on;
+                self.m.made_inference |= *on;
                 self.m.grad_enabled = !*on;
             }
             Context::Autocast {
