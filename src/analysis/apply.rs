@@ -7239,6 +7239,9 @@ pub fn custom_view(it: &mut Interp, x: TensorId, span: Span) -> R<Value> {
         let prev = it.m.grad_fn(x).map_err(|e| op_error(e, span))?;
         let node = it.m.add_node("CustomViewBackward", prev, span);
         it.m.nodes[node].custom = true;
+        // Its backward returns a gradient of `x`'s sizes now, which a
+        // grad_fn made before an in-place metadata op under no_grad refuses.
+        it.m.check_grad_sizes(node, 0, x);
         it.m.tensors[v].grad_fn = Some(node);
     }
     // _process_backward_mode_ad marks every view output IN_CUSTOM_FUNCTION,

@@ -1766,7 +1766,7 @@ impl Machine {
     /// input `k`, tensor `t`: the gradient `node` returns has `t`'s sizes
     /// now, which `t`'s grad_fn refuses when an in-place metadata op without
     /// history changed them and its own sizes do not expand to them.
-    fn check_grad_sizes(&mut self, node: NodeId, k: usize, t: TensorId) {
+    pub fn check_grad_sizes(&mut self, node: NodeId, k: usize, t: TensorId) {
         if let Some((got, expected)) = self.refused_grad(t) {
             self.bad_grads.entry(node).or_insert((k, got, expected));
         }
