@@ -2450,16 +2450,7 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 it.m.view_args.insert(v, ViewArg::GivenDim(d));
             }
         }
-        "select" => {
-            let given_dim = int("dim")
-                .filter(|&d| d < 0 || select_dim_ambiguous(it, base, d))
-                .and_then(|d| i8::try_from(d).ok());
-            if let (Some(dim), Some(index)) = (given_dim, int("index")) {
-                it.m.view_args.insert(v, ViewArg::GivenSelect(dim, index));
-            } else if let Some(index) = int("index").filter(|&i| i < 0) {
-                it.m.view_args.insert(v, ViewArg::NegativeSelect(index));
-            }
-        }
+        "select" => record_select_args(it, base, v, int("dim"), int("index")),
         "permute" => {
             // The permutation, where the base has dims alike (same size and
             // stride) that the geometries do not tell apart.
@@ -3101,17 +3092,8 @@ fn view_rule(it: &mut Interp, rule: &str, a: &Args, span: Span) -> OpResult<View
                 t.sizes()[d].clone()
             };
             if it.m.sizes.lt(&dim_size, &size) {
-                // (The analysis's meta capitalizes it, eager's kernel not.)
-                let m = match it.m.mode {
-                    Mode::Analysis => 'M',
-                    Mode::Eager => 'm',
-                };
-                return Err(oe(
-                    "other",
-                    format!(
-                        "{m}aximum size for tensor at dimension {d} is {dim_size} but size is {size}"
-                    ),
-                ));
+                let analysis = it.m.mode == Mode::Analysis;
+                return Err(shape::unfold_size_error(d, dim_size, size, analysis));
             }
             let n = it.m.sizes.add(
                 &it.m
@@ -3743,18 +3725,7 @@ fn apply_slicing(
                     it.m.view_of(cur, meta, "select", false, true, span)
                         .map_err(|e| op_error(e, span))?;
                 if it.m.mode == Mode::Analysis {
-                    let given = i8::try_from(dim)
-                        .ok()
-                        .filter(|_| select_dim_ambiguous(it, base, dim as i64));
-                    match (given, i.as_int()) {
-                        (Some(d), Some(index)) => {
-                            it.m.view_args.insert(cur, ViewArg::GivenSelect(d, index));
-                        }
-                        (_, Some(index)) if index < 0 => {
-                            it.m.view_args.insert(cur, ViewArg::NegativeSelect(index));
-                        }
-                        _ => {}
-                    }
+                    record_select_args(it, base, cur, Some(dim as i64), i.as_int());
                 }
             }
             Index::Slice(a, b, c) => {
@@ -4659,17 +4630,6 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
 }
 
 // ---------------------------------------------------------------- multi-output views
-
-/// torch._refs' reductions keep their dims with `broadcast_in_dim` of the
-/// reduced result, whose meta asks whether each kept size is 1: a symbolic
-/// one whose hint is 1 is specialised to it (guard_size_oblivious).
-fn keepdim_broadcast_guards(it: &mut Interp, input: &[SymInt], output: &[SymInt]) {
-    for (i, o) in input.iter().zip(output) {
-        if i == o && i.as_int().is_none() && it.m.sizes.env.hint(i) == Some(1) {
-            it.m.sizes.eq_int(i, 1);
-        }
-    }
-}
 
 /// tensor_split's first check (CompositeImplicit: on the rank Python sees).
 fn tensor_split_rank_error() -> OpError {
@@ -8426,6 +8386,17 @@ fn alpha_check(it: &Interp, op: &str, alpha: &Value, dtype: DType) -> OpResult<(
     }
 }
 
+/// torch._refs' reductions keep their dims with `broadcast_in_dim` of the
+/// reduced result, whose meta asks whether each kept size is 1: a symbolic
+/// one whose hint is 1 is specialised to it (guard_size_oblivious).
+fn keepdim_broadcast_guards(it: &mut Interp, input: &[SymInt], output: &[SymInt]) {
+    for (i, o) in input.iter().zip(output) {
+        if i == o && i.as_int().is_none() && it.m.sizes.env.hint(i) == Some(1) {
+            it.m.sizes.eq_int(i, 1);
+        }
+    }
+}
+
 fn reduce_dims(
     _it: &mut Interp,
     t: &Tensor,
@@ -11061,6 +11032,30 @@ fn analysis_matmul_view(
         record_squeeze_dim0(it, v);
     }
     Ok(Some(Value::Tensor(v)))
+}
+
+/// The `ViewArg` of select view `v` of `base`, given `dim` and `index` as
+/// they were given: the dim where the geometries cannot tell it (negative,
+/// or the next dim alike), else a negative index.
+fn record_select_args(
+    it: &mut Interp,
+    base: TensorId,
+    v: TensorId,
+    dim: Option<i64>,
+    index: Option<i64>,
+) {
+    let given = dim
+        .filter(|&d| d < 0 || select_dim_ambiguous(it, base, d))
+        .and_then(|d| i8::try_from(d).ok());
+    match (given, index) {
+        (Some(d), Some(index)) => {
+            it.m.view_args.insert(v, ViewArg::GivenSelect(d, index));
+        }
+        (_, Some(index)) if index < 0 => {
+            it.m.view_args.insert(v, ViewArg::NegativeSelect(index));
+        }
+        _ => {}
+    }
 }
 
 /// Whether the geometries cannot tell which dim a select of `base` took:

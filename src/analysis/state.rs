@@ -852,11 +852,7 @@ impl Machine {
                         return Ok(());
                     };
                     if size > n || step <= 0 {
-                        return Err(OpError::new(
-                            "other",
-                            format!("Maximum size for tensor at dimension {d} is {n} but size is {size}"),
-                        )
-                        .help(REPLAY_HELP));
+                        return Err(shape::unfold_size_error(d, n, size, true).help(REPLAY_HELP));
                     }
                     let (mut ps, mut pt) = (sizes.clone(), strides.clone());
                     ps[d] = SymInt::int((n - size) / step + 1);
@@ -2537,12 +2533,7 @@ impl Machine {
                         }
                         drop.sort_unstable();
                         drop.dedup();
-                        for &w in drop.iter().rev() {
-                            if sizes.get(w).is_some_and(|n| self.sizes.eq_int(n, 1)) {
-                                sizes.remove(w);
-                                strides.remove(w);
-                            }
-                        }
+                        shape::squeeze_geometry(&mut sizes, &mut strides, &drop, &mut self.sizes);
                     }
                     continue;
                 }
@@ -2560,10 +2551,12 @@ impl Machine {
                         // squeeze(dim) drops the dim only when it has size 1.
                         ("unsqueeze", true) => {
                             let w = shape::wrap_dim(*d0, r)?;
-                            if sizes.get(w).is_some_and(|n| self.sizes.eq_int(n, 1)) {
-                                sizes.remove(w);
-                                strides.remove(w);
-                            }
+                            shape::squeeze_geometry(
+                                &mut sizes,
+                                &mut strides,
+                                &[w],
+                                &mut self.sizes,
+                            );
                             continue;
                         }
                         ("unsqueeze", false) => {

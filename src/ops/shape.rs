@@ -275,6 +275,32 @@ pub fn unsqueeze_geometry(
     Ok(())
 }
 
+/// squeeze's geometry: drops each of `dims` (ascending, distinct) that has
+/// size 1.
+pub fn squeeze_geometry(sizes: &mut Dims, strides: &mut Dims, dims: &[usize], s: &mut Sizes) {
+    for &d in dims.iter().rev() {
+        if sizes.get(d).is_some_and(|n| s.eq_int(n, 1)) {
+            sizes.remove(d);
+            strides.remove(d);
+        }
+    }
+}
+
+/// unfold's refusal of a window larger than its dim. (The analysis's meta
+/// capitalizes it, eager's kernel does not.)
+pub fn unfold_size_error(
+    d: usize,
+    dim_size: impl std::fmt::Display,
+    size: impl std::fmt::Display,
+    analysis: bool,
+) -> OpError {
+    let m = if analysis { 'M' } else { 'm' };
+    OpError::new(
+        "other",
+        format!("{m}aximum size for tensor at dimension {d} is {dim_size} but size is {size}"),
+    )
+}
+
 /// Contiguous strides (size-0 dims count as 1, as c10 does).
 pub fn contiguous_strides(sizes: &[SymInt], s: &mut Sizes) -> OpResult<Dims> {
     if let Some(strides) = concrete::ints(sizes).and_then(|n| concrete::dense_strides(&n, None)) {
@@ -1101,10 +1127,7 @@ pub fn view_step_on(
         },
         DimMap::Unsqueeze(k) if inverse => {
             let d = wrap_dim(k as i64, rank)?;
-            if rank > 0 && s.eq_int(&sizes[d], 1) {
-                sizes.remove(d);
-                strides.remove(d);
-            }
+            squeeze_geometry(sizes, strides, &[d], s);
         }
         DimMap::Unsqueeze(k) => {
             let d = wrap_dim(k as i64, rank + 1)?;
@@ -1120,12 +1143,7 @@ pub fn view_step_on(
             if dropped.iter().any(|&j| j >= rank) {
                 return Ok(false);
             }
-            for &j in dropped.iter().rev() {
-                if s.eq_int(&sizes[j], 1) {
-                    sizes.remove(j);
-                    strides.remove(j);
-                }
-            }
+            squeeze_geometry(sizes, strides, &dropped, s);
         }
         DimMap::Reshape => {
             let target = if inverse { view.base_sizes } else { view.sizes };
