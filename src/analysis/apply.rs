@@ -941,6 +941,16 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                         matmul_saved_views(it, *x, *y, node);
                     }
                 }
+                if it.m.mode == Mode::Eager && op.name == "outer" {
+                    // `self.reshape({-1, 1}) * vec2`: mul saves the reshape,
+                    // a view of `self` with a node of its own, which an
+                    // in-place detach of `self` leaves alone.
+                    for s in it.m.nodes[node].saved.iter_mut() {
+                        if s.role == "self" {
+                            s.detachable = false;
+                        }
+                    }
+                }
             }
             mark_reduce_not_differentiable(it, &a, it.m.tensors[outs[0]].grad_fn);
             // Integer outputs (indices) never require grad: detach them from the node.
