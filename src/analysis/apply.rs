@@ -6948,11 +6948,19 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let t = it.m.t(me);
                 let old_sizes = t.sizes().clone();
                 let keeps_node = t.view.is_none() && t.grad_fn.is_some();
+                let leaf_accumulator =
+                    t.view.is_none() && t.grad_fn.is_none() && it.m.accumulators.contains(&me);
                 if !it.m.sizes.eq_dims(&old_sizes, s.sizes()) {
                     if next.is_some() {
                         it.m.grad_sizes.remove(&me);
                     } else if keeps_node {
                         it.m.grad_sizes.entry(me).or_insert(old_sizes);
+                    } else if leaf_accumulator && it.m.mode == Mode::Eager {
+                        let first_after = it.m.nodes.len() as NodeId;
+                        it.m.reset_accumulators
+                            .entry(me)
+                            .or_default()
+                            .push((first_after, old_sizes));
                     }
                 }
             }

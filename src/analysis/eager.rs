@@ -225,7 +225,7 @@ pub(crate) fn predict(
                 return EagerPrediction::backward(d);
             }
             for leaf in leaves {
-                if let Some(e) = accumulate_copy_error(m, leaf) {
+                if let Some(e) = accumulate_copy_error(m, leaf, n) {
                     let d = op_error(e, m.nodes[n].span)
                         .with_label("backward of this op accumulates into a leaf whose sizes changed without history since")
                         .with_secondary(m.tensors[leaf].origin, "this leaf")
@@ -257,9 +257,11 @@ fn autocast_concat(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     )
 }
 
-/// AccumulateGrad's first gradient for `leaf`, whose sizes an in-place
-/// metadata op without history changed since its accumulator was made
-/// (`Machine::grad_sizes`: the gradient has the old sizes, contiguous). A
+/// AccumulateGrad's first gradient for `leaf` from node `n`, where an
+/// in-place metadata op without history changed the leaf's sizes since its
+/// accumulator was made (`Machine::grad_sizes`), or `set_()` did after `n`
+/// was made (`Machine::reset_accumulators`): the gradient has the old
+/// sizes, contiguous. A
 /// gradient laid out as the leaf is now (`obeys_layout_contract`: equal
 /// strides on its dims of size other than 1) is stored as it is; otherwise
 /// `clone_obey_contract` copies it into an empty tensor of the leaf's sizes
@@ -268,6 +270,7 @@ fn autocast_concat(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
 fn accumulate_copy_error(
     m: &mut super::state::Machine,
     leaf: super::domain::TensorId,
+    n: NodeId,
 ) -> Option<crate::ops::shape::OpError> {
     use crate::ops::shape;
     // AccumulateGrad::apply returns at once for a variable that no longer
@@ -275,7 +278,14 @@ fn accumulate_copy_error(
     if !m.requires_grad(leaf) {
         return None;
     }
-    let grad = m.grad_sizes.get(&leaf)?.clone();
+    let reset = m
+        .reset_accumulators
+        .get(&leaf)
+        .and_then(|resets| resets.iter().find(|(first_after, _)| n < *first_after));
+    let grad = match reset {
+        Some((_, sizes)) => sizes.clone(),
+        None => m.grad_sizes.get(&leaf)?.clone(),
+    };
     let t = &m.tensors[leaf];
     let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
     let grad_strides = shape::contiguous_strides(&grad, &mut m.sizes).ok()?;

@@ -138,6 +138,12 @@ pub struct Machine {
     /// node about to be made (`note_accumulator`, taken by `add_node`).
     pub accumulator_edges: rustc_hash::FxHashMap<NodeId, smallvec::SmallVec<[TensorId; 1]>>,
     pending_accumulator_edges: smallvec::SmallVec<[TensorId; 2]>,
+    /// Eager: leaves that `set_()` under no_grad gave other sizes. set_
+    /// resets the leaf's cached accumulator, but the nodes made before keep
+    /// the old one, which accumulates into the leaf as it is at backward:
+    /// per reset, the first node made after it and the sizes before it.
+    pub reset_accumulators:
+        rustc_hash::FxHashMap<TensorId, smallvec::SmallVec<[(NodeId, Dims); 1]>>,
     /// Views made of a base whose metadata had changed in place: their view
     /// chain includes that change (functionalization copies the base's view
     /// metas when it makes a view). Few: such bases are rare.
@@ -352,6 +358,7 @@ impl Machine {
             accumulators: Default::default(),
             accumulator_edges: Default::default(),
             pending_accumulator_edges: Default::default(),
+            reset_accumulators: Default::default(),
             made_after_metadata_change: Default::default(),
             made_at_replacements: Default::default(),
             written_at_replacements: Default::default(),
