@@ -6575,6 +6575,34 @@ fn functional_strides(it: &mut Interp, op: &str, a: &Args, me: TensorId) -> OpRe
 }
 
 fn inplace_meta(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
+    // Eager resize_ and resize_as_ move the version counter on only when
+    // they change the sizes (a new memory format alone relays the strides
+    // and leaves it; tests/oracle/resize_version_bump.tp).
+    let before = match (it.m.mode, op.rule) {
+        (Mode::Eager, "resize" | "resize_as") => {
+            let me = a.tensor("self")?;
+            let t = it.m.t(me);
+            Some((
+                me,
+                t.sizes().clone(),
+                it.m.versions[t.version],
+                it.m.version_spans[t.version],
+            ))
+        }
+        _ => None,
+    };
+    let result = inplace_meta_op(it, op, a, span)?;
+    if let Some((me, sizes, version, at)) = before {
+        let (now, v) = (it.m.t(me).sizes().clone(), it.m.t(me).version);
+        if it.m.sizes.eq_dims(&now, &sizes) {
+            it.m.versions[v] = version;
+            it.m.version_spans[v] = at;
+        }
+    }
+    Ok(result)
+}
+
+fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
     let t = it.m.t(me).clone();
     // resize_'s Autograd kernel (VariableTypeManual.cpp) refuses before
