@@ -1112,6 +1112,10 @@ pub fn view_step_on(
                 }
             }
             _ => {
+                // permute wraps its dims first, then compares the rank.
+                for &d in perm.iter() {
+                    wrap_dim(d as i64, rank)?;
+                }
                 if rank != perm.len() {
                     return Err(permute_length_error(rank, perm.len()));
                 }
