@@ -345,3 +345,66 @@ fn oracle_corpus_has_no_regressions() {
         );
     }
 }
+
+/// The error messages of a function's JSON: the analysis's, then eager's.
+fn messages(function: &serde_json::Value) -> Vec<(&'static str, String)> {
+    let at = |v: &serde_json::Value| v["message"].as_str().map(str::to_string);
+    [
+        ("error", &function["error"]),
+        ("forward_error", &function["eager"]["forward_error"]),
+        ("backward_error", &function["eager"]["backward_error"]),
+    ]
+    .into_iter()
+    .filter_map(|(key, v)| at(v).map(|m| (key, m)))
+    .collect()
+}
+
+/// Autograd's messages name a saved tensor's type, sizes, node and versions
+/// as PyTorch does (tests/oracle/autograd_messages.tp): every message there
+/// is PyTorch's first line word for word, which the comparisons above (codes
+/// only) do not check.
+#[test]
+fn autograd_messages_are_pytorchs() {
+    let file = corpus("oracle").join("autograd_messages.tp");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tpi"))
+        .args(["check", "--format", "json"])
+        .arg(&file)
+        .output()
+        .expect("tpi runs");
+    let got: serde_json::Value = serde_json::from_slice(&output.stdout).expect("tpi prints JSON");
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(file.with_extension("json")).expect("the oracle's answers"),
+    )
+    .expect("the oracle's JSON");
+    let functions = expected["functions"].as_array().expect("functions");
+    assert!(functions.len() > 100, "the file lost its functions");
+    let mut wrong = Vec::new();
+    for f in functions {
+        let name = f["name"].as_str().unwrap_or_default();
+        let ours = got["functions"]
+            .as_array()
+            .and_then(|all| all.iter().find(|g| g["name"] == f["name"]))
+            .map(messages)
+            .unwrap_or_default();
+        let theirs = messages(f);
+        assert!(!theirs.is_empty(), "{name}: every function here raises");
+        for (key, message) in theirs {
+            let mine = ours
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, m)| m.lines().next().unwrap_or_default());
+            if mine != Some(message.as_str()) {
+                wrong.push(format!(
+                    "{name} {key}:\n  PyTorch: {message}\n  tpi:     {}",
+                    mine.unwrap_or("(none)")
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} message(s) differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

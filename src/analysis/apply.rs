@@ -345,6 +345,141 @@ fn saved_variant(a: &Args) -> &'static str {
     crate::ops::saved::overload_row_name(name, overload).unwrap_or(name)
 }
 
+/// The name PyTorch's autograd gives the node `a`'s op records, where it is
+/// not the op's own name and `Backward0` (`state::node_name`):
+/// derivatives.yaml numbers the entries of one name in their order
+/// (`pow.Tensor_Tensor` is PowBackward1, `sum.dim_IntList` SumBackward1),
+/// gives some in-place ops an entry of their own (`elu_` is EluBackward1,
+/// `t_` TBackward1), and a CompositeImplicitAutograd op records the node of
+/// the op it calls (`selu` is EluBackward0). The names show in autograd's
+/// messages (tests/oracle/node_names.tp). An argument given as its default
+/// (`sort(stable=False)`, `sum(dim=None)`) cannot be told from one left out:
+/// it is named as left out.
+fn overload_node_name(it: &Interp, a: &Args) -> Option<&'static str> {
+    let name = a.op.name;
+    let rank = |k: &str| match a.get(k) {
+        Value::Tensor(t) => Some(it.m.t(*t).sizes().len()),
+        _ => None,
+    };
+    let inplace = name.ends_with('_') || matches!(a.get("inplace"), Value::Bool(true));
+    let tensor = |k: &str| matches!(a.get(k), Value::Tensor(_));
+    let given = |k: &str| !matches!(a.get(k), Value::None);
+    let pick = |plain: &'static str, numbered: &'static str, numbered_if: bool| {
+        Some(if numbered_if { numbered } else { plain })
+    };
+    match name.trim_end_matches('_') {
+        // (Each name here is in `ops::RENAMED_NODES`.)
+        "sub" | "subtract" if !tensor("self") => Some("RsubBackward1"),
+        "rsub" => pick("RsubBackward0", "RsubBackward1", !tensor("other")),
+        "div" | "divide" if given("rounding_mode") => Some("DivBackward2"),
+        "true_divide" => Some("DivBackward0"),
+        "remainder" if tensor("self") => {
+            pick("RemainderBackward0", "RemainderBackward1", tensor("other"))
+        }
+        "fmod" => pick("FmodBackward0", "FmodBackward1", tensor("other")),
+        "pow" if !tensor("self") => Some("PowBackward2"),
+        "pow" => pick("PowBackward0", "PowBackward1", tensor("exponent")),
+        "square" => Some("PowBackward0"),
+        "sum" => pick("SumBackward0", "SumBackward1", given("dim")),
+        "mean" => pick("MeanBackward0", "MeanBackward1", given("dim")),
+        "prod" => pick("ProdBackward0", "ProdBackward1", given("dim")),
+        "max" if !given("dim") => Some("MaxBackward1"),
+        "min" if !given("dim") => Some("MinBackward1"),
+        "clamp" => pick(
+            "ClampBackward0",
+            "ClampBackward1",
+            !tensor("min") && !tensor("max"),
+        ),
+        "clamp_min" => pick("ClampMinBackward0", "ClampMinBackward1", tensor("min")),
+        "clamp_max" => pick("ClampMaxBackward0", "ClampMaxBackward1", tensor("max")),
+        "lerp" => pick("LerpBackward0", "LerpBackward1", tensor("weight")),
+        "masked_fill" => pick(
+            "MaskedFillBackward0",
+            "MaskedFillBackward1",
+            tensor("value"),
+        ),
+        "index_fill" => pick("IndexFillBackward0", "IndexFillBackward1", tensor("value")),
+        "scatter" if !given("reduce") => {
+            pick("ScatterBackward0", "ScatterBackward1", !tensor("src"))
+        }
+        "round" => pick("RoundBackward0", "RoundBackward1", given("decimals")),
+        "sort" => pick(
+            "SortBackward0",
+            "SortBackward1",
+            matches!(a.get("stable"), Value::Bool(true)),
+        ),
+        "norm" if !matches!(a.get("p"), Value::Str(p) if &**p == "nuc") => {
+            Some("LinalgVectorNormBackward0")
+        }
+        "selu" => pick("EluBackward0", "EluBackward1", inplace),
+        "elu" => pick("EluBackward0", "EluBackward1", inplace),
+        "leaky_relu" => pick("LeakyReluBackward0", "LeakyReluBackward1", inplace),
+        "relu6" => Some("HardtanhBackward0"),
+        "tile" => Some("RepeatBackward0"),
+        "outer" | "ger" => Some("MulBackward0"),
+        // (The paths that fold or batch their operands end in a view.)
+        "matmul" => match (rank("self")?, rank("other")?) {
+            (1, 1) => Some("DotBackward0"),
+            (2, 1) => Some("MvBackward0"),
+            (2, 2) => Some("MmBackward0"),
+            _ => None,
+        },
+        "linear" if rank("input") == Some(2) => {
+            pick("MmBackward0", "AddmmBackward0", tensor("bias"))
+        }
+        "pad" => {
+            let dims = a.get("pad").sequence().map_or(0, |p| p.len() / 2);
+            match a.get("mode") {
+                Value::Str(m) if &**m == "reflect" => [
+                    "ReflectionPad1DBackward0",
+                    "ReflectionPad2DBackward0",
+                    "ReflectionPad3DBackward0",
+                ]
+                .get(dims.checked_sub(1)?)
+                .copied(),
+                Value::Str(m) if &**m == "replicate" => [
+                    "ReplicationPad1DBackward0",
+                    "ReplicationPad2DBackward0",
+                    "ReplicationPad3DBackward0",
+                ]
+                .get(dims.checked_sub(1)?)
+                .copied(),
+                Value::Str(m) if &**m != "constant" => None,
+                _ => Some("ConstantPadNdBackward0"),
+            }
+        }
+        "fill" if inplace => pick("FillBackward2", "FillBackward3", tensor("value")),
+        "copy" if inplace => Some("torch::autograd::CopyBackwards"),
+        "t" if inplace => Some("TBackward1"),
+        "transpose" | "swapaxes" | "swapdims" if inplace => Some("TransposeBackward1"),
+        "unsqueeze" if inplace => Some("UnsqueezeBackward1"),
+        // (`squeeze_(0)` reaches tpi as the list [0], as `squeeze_((0,))`
+        // does: named as the first, the usual spelling.)
+        "squeeze" if inplace => Some(match a.get("dim") {
+            Value::None => "SqueezeBackward3",
+            v if v.sequence().is_some_and(|d| d.len() > 1) => "SqueezeBackward5",
+            _ => "SqueezeBackward4",
+        }),
+        "as_strided" if inplace => Some("AsStridedBackward1"),
+        "random" if inplace => Some(match (given("a"), given("b")) {
+            (false, _) => "RandomBackward2",
+            (true, false) => "RandomBackward1",
+            (true, true) => "RandomBackward0",
+        }),
+        "bernoulli" if inplace => pick("BernoulliBackward2", "BernoulliBackward1", tensor("p")),
+        _ => None,
+    }
+}
+
+/// Gives `node` the name PyTorch's autograd gives it (`overload_node_name`).
+fn name_node(it: &mut Interp, a: &Args, node: NodeId) {
+    if it.m.mode == Mode::Eager && a.op.renames_node {
+        if let Some(name) = overload_node_name(it, a) {
+            it.m.nodes[node].name = OpName::of(name);
+        }
+    }
+}
+
 pub fn to_syms(v: &Value) -> Option<Dims> {
     match v {
         Value::Int(i) => Some(smallvec![i.clone()]),
@@ -924,6 +1059,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                 it.m.record_history(saved_variant(&a), false, &named, &outs, span)
                     .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
+                name_node(it, &a, node);
                 scatter_src_grad(it, op, &a, node);
                 // A reduction to a complex dtype of a real input: its
                 // gradient is complex (validate_outputs refuses it;
@@ -5977,6 +6113,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     }
     if let Some(node) = node {
+        name_node(it, &a, node);
         scatter_src_grad(it, op, &a, node);
     }
     mark_reduce_not_differentiable(it, &a, node);
@@ -6843,6 +6980,7 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             it.m.python_geom.insert(me, geom);
         }
     }
+    let mut recorded = None;
     if it.m.mode == Mode::Eager && !it.m.sizes.eq_dims(t.sizes(), &meta.sizes) {
         // Under grad mode the op rebases the tensor's history on a node
         // that takes gradients of the new sizes; otherwise its grad_fn keeps
@@ -6851,7 +6989,8 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             if it.m.grad_sizes.contains_key(&me) {
                 // Its node's gradient has the sizes before the op, which the
                 // stale grad_fn may refuse (`record_node` checks them).
-                it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
+                recorded =
+                    it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
             }
             it.m.grad_sizes.remove(&me);
         } else if t.view.is_none() && (t.grad_fn.is_some() || it.m.accumulators.contains(&me)) {
@@ -6862,6 +7001,21 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
                 .entry(me)
                 .or_insert_with(|| t.sizes().clone());
         }
+    }
+    if it.m.mode == Mode::Eager
+        && recorded.is_none()
+        && t.view.is_none()
+        && !matches!(op.rule, "resize" | "resize_as")
+        && it.m.records_grad(&[me], t.dtype)
+    {
+        // Any other in-place view op under grad mode rebases the tensor's
+        // history on a node of its own too (TBackward1, …), which
+        // autograd's messages name.
+        recorded =
+            it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
+    }
+    if let Some(node) = recorded {
+        name_node(it, a, node);
     }
     if it.m.mode == Mode::Analysis && !matches!(op.rule, "resize" | "resize_as") {
         it.m.viewed_in_place.insert(me);

@@ -133,6 +133,26 @@ impl DType {
         }
     }
 
+    /// A CPU tensor's type as `Tensor::toString` spells it in autograd's
+    /// messages: the legacy Python type where there is one
+    /// (`torch.FloatTensor`), the dispatch key's otherwise (`CPUBoolType`).
+    pub fn legacy_type_name(self) -> &'static str {
+        match self {
+            DType::Bool => "CPUBoolType",
+            DType::U8 => "torch.ByteTensor",
+            DType::I8 => "torch.CharTensor",
+            DType::I16 => "torch.ShortTensor",
+            DType::I32 => "torch.IntTensor",
+            DType::I64 => "torch.LongTensor",
+            DType::F16 => "torch.HalfTensor",
+            DType::BF16 => "CPUBFloat16Type",
+            DType::F32 => "torch.FloatTensor",
+            DType::F64 => "torch.DoubleTensor",
+            DType::C64 => "CPUComplexFloatType",
+            DType::C128 => "CPUComplexDoubleType",
+        }
+    }
+
     /// `torch.<attr>` spellings, including PyTorch's aliases.
     pub fn from_attr(attr: &str) -> Option<DType> {
         Some(match attr {
@@ -527,6 +547,10 @@ pub struct SavedTensor {
     /// (SavedVariable's `saved_original_`): unpacking reads its grad_fn,
     /// which regenerates a stale view's node, and that may raise.
     pub original: bool,
+    /// An output's geometry when saved (SavedVariable keeps a shallow copy,
+    /// `tensor_data()`, whose sizes a later in-place metadata op leaves
+    /// alone); `None` for an original.
+    pub geometry: Option<SharedGeometry>,
 }
 
 /// A node's edges to the nodes of its inputs, in order: most nodes have

@@ -364,7 +364,16 @@ fn invalid_gradient(
 /// The error of unpacking a tensor node `n` saved that was modified in
 /// place since.
 fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
-    for k in 0..m.nodes[n].saved.len() {
+    // The generated node unpacks its saved inputs in the order of their
+    // names, then its saved outputs (gen_autograd_functions.py sorts them).
+    let mut order: smallvec::SmallVec<[usize; 4]> = (0..m.nodes[n].saved.len()).collect();
+    if order.len() > 1 {
+        let saved = &m.nodes[n].saved;
+        // (outer's node is mul's, whose `other` is outer's `vec2`.)
+        let name = |role: &'static str| if role == "vec2" { "other" } else { role };
+        order.sort_by_key(|&k| (saved[k].role == "result", name(saved[k].role)));
+    }
+    for k in order {
         let s = m.nodes[n].saved[k].clone();
         if s.original {
             // SavedVariable::unpack reads the tensor's grad_fn first: a view
@@ -393,12 +402,34 @@ fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
         let now = m.versions[s.version];
         if now != s.saved_version {
             let t = &m.tensors[s.tensor];
+            // SavedVariable::unpack names the node of the tensor: an
+            // original's grad_fn now (a stale view's regenerated one), none
+            // for a leaf; for an output, the node that saved it. (An output
+            // that cannot require grad is a leaf: saved as it is.)
+            let leaf_output = !s.original && !t.dtype.can_require_grad();
+            let owner = if s.original || leaf_output {
+                m.grad_fn(s.tensor)
+                    .ok()
+                    .flatten()
+                    .map(|g| m.nodes[g].name.as_str())
+            } else {
+                Some(node.name.as_str())
+            };
+            let t = &m.tensors[s.tensor];
+            let sizes = match &s.geometry {
+                Some(g) if !leaf_output => g.sizes(),
+                _ => t.sizes(),
+            };
+            let which = owner
+                .map(|name| format!(", which is output {} of {name},", t.output_index))
+                .unwrap_or_default();
             let message = format!(
-                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}] is at version {now}; expected version {} instead",
-                t.dtype.name(),
-                crate::ops::shape::show(t.sizes()),
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {}]{which} is at version {now}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                t.dtype.legacy_type_name(),
+                crate::ops::shape::show(sizes),
                 s.saved_version
             );
+            let node = &m.nodes[n];
             let saved_label = format!("`{}` saved its {} here for backward", node.name, s.role);
             let d = match m.version_spans[s.version] {
                 Some(at) if at != node.span => Diagnostic::error("saved-tensor-modified", message, at)

@@ -2156,6 +2156,13 @@ impl<'a> Interp<'a> {
         self.m.tensors[id].input_number = u32::try_from(index + 1)
             .ok()
             .and_then(std::num::NonZeroU32::new);
+        if self.m.mode == Mode::Eager && (spec.leaf || !spec.requires_grad) {
+            // A real input is made empty, then filled in place (`copy_`
+            // under no_grad): it starts at version 1. A non-leaf input is a
+            // clone of such a leaf, at version 0.
+            let version = self.m.tensors[id].version;
+            self.m.versions[version] = 1;
+        }
         if spec.requires_grad {
             self.m.tensors[id].analysis_input_grad = true;
             if !spec.dtype.can_require_grad() {

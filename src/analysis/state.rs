@@ -1406,9 +1406,23 @@ impl Machine {
             };
             let (dx, dw) = (self.tensors[x].sizes().len(), self.tensors[w].sizes().len());
             let saved = if (1..=2).contains(&dx) && (1..=2).contains(&dw) {
-                // dot, mv, mm: each operand saved when the other requires
-                // grad, whatever the sizes (symbolic ones too).
-                [self.requires_grad(w), self.requires_grad(x)]
+                // dot, mv, mm: each operand saved when the other has a
+                // gradient edge (`should_compute_output`; a view made under
+                // no_grad or inference_mode has none), whatever the sizes
+                // (symbolic ones too). linear's mm takes `weight.t()` and a
+                // 1-D matmul operand goes as `unsqueeze(0)`: views made
+                // under grad mode, with a node whenever the operand
+                // requires grad.
+                let edge = |m: &Self, t: TensorId, viewed: bool| {
+                    if viewed {
+                        m.requires_grad(t)
+                    } else {
+                        m.has_grad_edge(t)
+                    }
+                };
+                let w_viewed = base == "linear";
+                let x_viewed = base == "matmul" && dx == 1 && dw == 2;
+                [edge(self, w, w_viewed), edge(self, x, x_viewed)]
             } else {
                 let (Some(gx), Some(gw)) = (geom(self, x), geom(self, w)) else {
                     return Ok(Some(node));
@@ -1534,6 +1548,7 @@ impl Machine {
         }
         let t = &self.tensors[tensor];
         let detachable = original && t.grad_fn.is_some() && t.view.is_none();
+        let geometry = (!original).then(|| t.geometry().clone());
         self.nodes[node].saved.push(SavedTensor {
             version,
             saved_version,
@@ -1541,6 +1556,7 @@ impl Machine {
             tensor,
             detachable,
             original,
+            geometry,
         });
         Ok(())
     }
@@ -3155,7 +3171,7 @@ impl Machine {
         span: Span,
     ) {
         let next = std::iter::once(node).chain(base_fn);
-        let copy_slices = self.add_node("CopySlices", next, span);
+        let copy_slices = self.add_node("torch::autograd::CopySlices", next, span);
         // `has_internal_overlap(view) == YES`, with the sizes the program
         // runs with.
         let env = &self.sizes.env;
@@ -3789,14 +3805,18 @@ pub fn node_name(op: &str) -> &'static str {
         let name = *all.entry(op.to_string()).or_insert_with(|| {
             let mut out = String::new();
             let mut upper = true;
+            // torchgen's `"".join(p.title() for p in name.split("_"))`:
+            // title() capitalises a letter after any non-letter (`log1p`
+            // is Log1PBackward0).
             for c in op.trim_end_matches('_').chars() {
                 if c == '_' {
                     upper = true;
                 } else if upper {
                     out.extend(c.to_uppercase());
-                    upper = false;
+                    upper = !c.is_ascii_alphabetic();
                 } else {
                     out.push(c);
+                    upper = !c.is_ascii_alphabetic();
                 }
             }
             out.push_str("Backward0");

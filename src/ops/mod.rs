@@ -92,7 +92,58 @@ pub struct OpDef {
     /// (`analysis::apply::argument_checks`; index_put's list in the
     /// binding, `analysis::interp::binding_index_list`).
     pub checks_arguments: bool,
+    /// PyTorch's autograd names this op's node otherwise than its own name
+    /// and `Backward0` (`RENAMED_NODES`).
+    pub renames_node: bool,
 }
+
+/// The ops (aten names, without a trailing `_`) whose autograd node PyTorch
+/// names otherwise than `NameBackward0` for some arguments:
+/// `analysis::apply::overload_node_name` has an arm for each.
+pub const RENAMED_NODES: &[&str] = &[
+    "sub",
+    "rsub",
+    "div",
+    "true_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "square",
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "lerp",
+    "masked_fill",
+    "index_fill",
+    "scatter",
+    "round",
+    "sort",
+    "norm",
+    "selu",
+    "elu",
+    "leaky_relu",
+    "relu6",
+    "tile",
+    "outer",
+    "matmul",
+    "linear",
+    "pad",
+    "fill",
+    "copy",
+    "t",
+    "transpose",
+    "swapaxes",
+    "unsqueeze",
+    "squeeze",
+    "as_strided",
+    "random",
+    "bernoulli",
+];
 
 impl OpDef {
     /// Is `p` a `Scalar` in every overload of the op?
@@ -250,6 +301,7 @@ impl OpTable {
                     spellings[0],
                     "gelu" | "div" | "divide" | "hardtanh" | "index_put" | "index_put_"
                 ),
+                renames_node: RENAMED_NODES.contains(&spellings[0].trim_end_matches('_')),
             };
             let scalar_params = def.params.iter().any(|p| def.scalar_param(p));
             let def = OpDef {
@@ -362,4 +414,23 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renamed_nodes_are_ops_of_the_table() {
+        let table = OpTable::get();
+        for name in RENAMED_NODES {
+            let op = table
+                .lookup(name)
+                .or_else(|| table.lookup(&format!("{name}_")))
+                .unwrap_or_else(|| panic!("{name} is not in the op table"));
+            assert!(op.renames_node, "{name}");
+        }
+        assert!(table.lookup("clip").is_some_and(|op| op.renames_node));
+        assert!(!table.lookup("exp").is_some_and(|op| op.renames_node));
+    }
 }
