@@ -625,10 +625,22 @@ fn modelled(
             }
             Some(sets)
         }
-        "add_" | "sub_" | "mul_" | "pow_" | "minimum" | "maximum" => {
+        "add_" | "sub_" | "mul_" | "pow_" | "minimum" | "maximum" | "div_" | "floor_divide_"
+        | "remainder_" | "fmod_" => {
             let alpha = match get("alpha") {
                 Value::None => 1,
                 v => int(&v)?,
+            };
+            // Integer division: `div_` rounds as asked (true division of
+            // integers is no integer), floor_divide_ floors; remainder_
+            // takes the divisor's sign, fmod_ the dividend's. A zero
+            // divisor raises (ZeroDivisionError): not followed.
+            let floor = match (op, get("rounding_mode")) {
+                ("floor_divide_", _) => true,
+                ("div_", Value::Str(r)) if &*r == "floor" => true,
+                ("div_", Value::Str(r)) if &*r == "trunc" => false,
+                ("div_", _) => return None,
+                _ => false,
             };
             let apply = |a: i64, b: i64| -> Option<i64> {
                 match op {
@@ -636,6 +648,24 @@ fn modelled(
                     "sub_" => a.checked_sub(b.checked_mul(alpha)?),
                     "minimum" => Some(a.min(b)),
                     "maximum" => Some(a.max(b)),
+                    "div_" | "floor_divide_" => {
+                        let q = a.checked_div(b)?;
+                        let inexact = a.checked_rem(b)? != 0;
+                        Some(if floor && inexact && ((a < 0) != (b < 0)) {
+                            q - 1
+                        } else {
+                            q
+                        })
+                    }
+                    "remainder_" => {
+                        let r = a.checked_rem(b)?;
+                        Some(if r != 0 && ((r < 0) != (b < 0)) {
+                            r + b
+                        } else {
+                            r
+                        })
+                    }
+                    "fmod_" => a.checked_rem(b),
                     // Integer powers (a negative exponent is refused by the
                     // kernel).
                     "pow_" => a.checked_pow(u32::try_from(b).ok()?),
