@@ -1053,6 +1053,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     if let Some(written) = it.m.written_values(*out, sets) {
                         it.m.commit_values(written);
                     }
+                    super::values::note_compare_mask(&mut it.m, op.name, &get, *out);
                 }
             }
             let node =

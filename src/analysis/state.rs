@@ -63,6 +63,12 @@ pub struct Machine {
     /// that check index values (`index_select`) read them while the tensor
     /// is unwritten.
     pub literals: rustc_hash::FxHashMap<TensorId, (u32, std::rc::Rc<[i64]>)>,
+    /// Eager: boolean masks made by comparing an integer tensor with a
+    /// number (`x > 2`): the tensor, the comparison, the number, and the
+    /// tensor's and the mask's versions then. A masked_fill_ of that tensor
+    /// by its own mask, both unwritten since, fills exactly the values the
+    /// comparison holds for (`values`).
+    pub compare_masks: rustc_hash::FxHashMap<TensorId, (TensorId, &'static str, i64, [u32; 2])>,
     /// Eager: the values small integer storages may hold (`values`).
     pub int_values: rustc_hash::FxHashMap<StorageId, super::values::StorageValues>,
     /// The next view is the output of a view op the program called itself
@@ -342,6 +348,7 @@ impl Machine {
             tokens: 0,
             provenance: Default::default(),
             literals: Default::default(),
+            compare_masks: Default::default(),
             int_values: Default::default(),
             view_entry: false,
             python_geom: Default::default(),

@@ -358,6 +358,54 @@ fn as_dtype(m: &Machine, target: TensorId, sets: Vec<ValueSet>) -> Vec<ValueSet>
         .collect()
 }
 
+/// Whether comparison `op` holds for `a` against `b`.
+fn compare_holds(op: &str, a: i64, b: i64) -> bool {
+    match op {
+        "gt" | "greater" => a > b,
+        "lt" | "less" => a < b,
+        "ge" | "greater_equal" => a >= b,
+        "le" | "less_equal" => a <= b,
+        "eq" => a == b,
+        _ => a != b,
+    }
+}
+
+/// Records `out`, the mask of a comparison of an integer tensor with a
+/// number (`Machine::compare_masks`).
+pub fn note_compare_mask(
+    m: &mut Machine,
+    op: &'static str,
+    get: &dyn Fn(&str) -> Value,
+    out: TensorId,
+) {
+    if !matches!(
+        op,
+        "gt" | "lt"
+            | "ge"
+            | "le"
+            | "eq"
+            | "ne"
+            | "greater"
+            | "less"
+            | "greater_equal"
+            | "less_equal"
+            | "not_equal"
+    ) {
+        return;
+    }
+    let (Value::Tensor(me), Value::Int(c)) = (get("self"), get("other")) else {
+        return;
+    };
+    let Some(c) = c.as_int() else { return };
+    if m.tensors[me].dtype.is_integral() && m.tensors[me].sizes() == m.tensors[out].sizes() {
+        let versions = [
+            m.versions[m.tensors[me].version],
+            m.versions[m.tensors[out].version],
+        ];
+        m.compare_masks.insert(out, (me, op, c, versions));
+    }
+}
+
 /// The value sets of a comparison of `me` (integer) with `other` (an
 /// integer or a tensor of known values), broadcast to `out`: 1 where it
 /// holds, 0 where not, both where the element's values disagree.
@@ -368,14 +416,7 @@ fn compare_sets(
     other: &Value,
     out: TensorId,
 ) -> Option<Vec<ValueSet>> {
-    let holds = |a: i64, b: i64| match op {
-        "gt" | "greater" => a > b,
-        "lt" | "less" => a < b,
-        "ge" | "greater_equal" => a >= b,
-        "le" | "less_equal" => a <= b,
-        "eq" => a == b,
-        _ => a != b,
-    };
+    let holds = |a: i64, b: i64| compare_holds(op, a, b);
     let mine = broadcast_sets(m, me, out)?;
     let theirs: Vec<ValueSet> = match other {
         Value::Int(i) => vec![smallvec::smallvec![i.as_int()?]; mine.len()],
@@ -694,8 +735,9 @@ fn modelled(
             broadcast_sets(m, src, me)
         }
         // Where the mask is known: the value where it is 1, the element's
-        // own values where it is 0. A mask that may be either (it depends
-        // on values tpi does not tie to the elements') forgets them.
+        // own values where it is 0. Where it may be either, the element
+        // may hold either (the mask's values are not tied to the
+        // element's: the union, as for a random write).
         "masked_fill_" => {
             let Value::Tensor(mask) = get("mask") else {
                 return None;
@@ -706,6 +748,30 @@ fn modelled(
                 }
                 v => smallvec::smallvec![int(&v)?],
             };
+            // The mask of a comparison of this very tensor, unwritten since:
+            // each value is filled exactly where the comparison holds.
+            if let (Some(&(of, cmp, c, versions)), [value]) =
+                (m.compare_masks.get(&mask), value.as_slice())
+            {
+                let now = [
+                    m.versions[m.tensors[of].version],
+                    m.versions[m.tensors[mask].version],
+                ];
+                if same_elements(m, of, this) && now == versions {
+                    return base()?
+                        .iter()
+                        .map(|own| {
+                            set_of(own.iter().map(|&v| {
+                                if compare_holds(cmp, v, c) {
+                                    *value
+                                } else {
+                                    v
+                                }
+                            }))
+                        })
+                        .collect();
+                }
+            }
             let masks = broadcast_sets(m, mask, me)?;
             base()?
                 .into_iter()
@@ -713,7 +779,7 @@ fn modelled(
                 .map(|(own, mask)| match mask.as_slice() {
                     [0] => Some(own),
                     [1] => Some(value.clone()),
-                    _ => None,
+                    _ => set_of(own.iter().chain(&value).copied()),
                 })
                 .collect()
         }
