@@ -428,22 +428,25 @@ fn overload_node_name(it: &Interp, a: &Args) -> Option<&'static str> {
             pick("MmBackward0", "AddmmBackward0", tensor("bias"))
         }
         "pad" => {
-            let dims = a.get("pad").sequence().map_or(0, |p| p.len() / 2);
-            match a.get("mode") {
-                Value::Str(m) if &**m == "reflect" => [
+            // reflection_pad{1,2,3}d and replication_pad{1,2,3}d by the
+            // number of padded dims.
+            const PADS: [[&str; 3]; 2] = [
+                [
                     "ReflectionPad1DBackward0",
                     "ReflectionPad2DBackward0",
                     "ReflectionPad3DBackward0",
-                ]
-                .get(dims.checked_sub(1)?)
-                .copied(),
-                Value::Str(m) if &**m == "replicate" => [
+                ],
+                [
                     "ReplicationPad1DBackward0",
                     "ReplicationPad2DBackward0",
                     "ReplicationPad3DBackward0",
-                ]
-                .get(dims.checked_sub(1)?)
-                .copied(),
+                ],
+            ];
+            let dims = a.get("pad").sequence().map_or(0, |p| p.len() / 2);
+            let padded = |kind: usize| PADS[kind].get(dims.checked_sub(1)?).copied();
+            match a.get("mode") {
+                Value::Str(m) if &**m == "reflect" => padded(0),
+                Value::Str(m) if &**m == "replicate" => padded(1),
                 Value::Str(m) if &**m != "constant" => None,
                 _ => Some("ConstantPadNdBackward0"),
             }

@@ -358,6 +358,23 @@ fn as_dtype(m: &Machine, target: TensorId, sets: Vec<ValueSet>) -> Vec<ValueSet>
         .collect()
 }
 
+/// Whether `op` is an elementwise comparison (its result a boolean mask).
+fn is_comparison(op: &str) -> bool {
+    matches!(
+        op,
+        "gt" | "lt"
+            | "ge"
+            | "le"
+            | "eq"
+            | "ne"
+            | "greater"
+            | "less"
+            | "greater_equal"
+            | "less_equal"
+            | "not_equal"
+    )
+}
+
 /// Whether comparison `op` holds for `a` against `b`.
 fn compare_holds(op: &str, a: i64, b: i64) -> bool {
     match op {
@@ -378,19 +395,7 @@ pub fn note_compare_mask(
     get: &dyn Fn(&str) -> Value,
     out: TensorId,
 ) {
-    if !matches!(
-        op,
-        "gt" | "lt"
-            | "ge"
-            | "le"
-            | "eq"
-            | "ne"
-            | "greater"
-            | "less"
-            | "greater_equal"
-            | "less_equal"
-            | "not_equal"
-    ) {
+    if !is_comparison(op) {
         return;
     }
     let (Value::Tensor(me), Value::Int(c)) = (get("self"), get("other")) else {
@@ -455,19 +460,7 @@ pub fn after_functional(
         return None;
     }
     let base = || broadcast_sets(m, me, out);
-    if matches!(
-        op,
-        "gt" | "lt"
-            | "ge"
-            | "le"
-            | "eq"
-            | "ne"
-            | "greater"
-            | "less"
-            | "greater_equal"
-            | "less_equal"
-            | "not_equal"
-    ) {
+    if is_comparison(op) {
         return compare_sets(m, op, me, &get("other"), out);
     }
     if matches!(op, "dot" | "inner") {
