@@ -208,11 +208,29 @@ pub(crate) fn predict(
         // detach_()ed leaf written in place with an operand that requires
         // grad (AccumulateGrad::apply).
         if let Some(leaves) = m.accumulator_edges.get(&n).cloned() {
-            if let Some(g) = leaves.iter().find_map(|&l| m.tensors[l].grad_fn) {
+            // (`variable.grad_fn()`: a leaf that is a view of a base written
+            // since regenerates its node, and that may raise.)
+            let mut moved = None;
+            for &l in &leaves {
+                match m.grad_fn(l) {
+                    Ok(Some(g)) => {
+                        let t = &m.tensors[l];
+                        let at = match t.view {
+                            Some(_) => m.version_spans[t.version].unwrap_or(t.origin),
+                            None => m.nodes[g].span,
+                        };
+                        moved = Some(at);
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(e) => return EagerPrediction::backward(op_error(e, m.nodes[n].span)),
+                }
+            }
+            if let Some(at) = moved {
                 let d = Diagnostic::error(
                     "other",
                     "leaf variable has been moved into the graph interior",
-                    m.nodes[g].span,
+                    at,
                 )
                 .with_label("this in-place op gave a leaf that an earlier op took a grad_fn")
                 .with_secondary(
