@@ -352,7 +352,7 @@ fn saved_variant(a: &Args) -> &'static str {
 /// gives some in-place ops an entry of their own (`elu_` is EluBackward1,
 /// `t_` TBackward1), and a CompositeImplicitAutograd op records the node of
 /// the op it calls (`selu` is EluBackward0). The names show in autograd's
-/// messages (tests/oracle/node_names.tp). An argument given as its default
+/// messages (tests/oracle/autograd_messages.tp). An argument given as its default
 /// (`sort(stable=False)`, `sum(dim=None)`) cannot be told from one left out:
 /// it is named as left out.
 fn overload_node_name(it: &Interp, a: &Args) -> Option<&'static str> {
@@ -6984,18 +6984,28 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             it.m.python_geom.insert(me, geom);
         }
     }
-    let mut recorded = None;
-    if it.m.mode == Mode::Eager && !it.m.sizes.eq_dims(t.sizes(), &meta.sizes) {
-        // Under grad mode the op rebases the tensor's history on a node
-        // that takes gradients of the new sizes; otherwise its grad_fn keeps
-        // expecting the old ones (`Machine::grad_sizes`).
+    // (Eager only: comparing symbolic sizes guards on them.)
+    let resized = it.m.mode == Mode::Eager && !it.m.sizes.eq_dims(t.sizes(), &meta.sizes);
+    let records = it.m.mode == Mode::Eager
+        && !matches!(op.rule, "resize" | "resize_as")
+        && it.m.records_grad(&[me], t.dtype);
+    // Under grad mode an in-place view op rebases the tensor's history on a
+    // node of its own (TBackward1, …, which autograd's messages name); a
+    // view's is regenerated instead, except where its stale grad_fn may
+    // refuse the gradient of the sizes before the op (`record_node` checks
+    // them against `Machine::grad_sizes`).
+    if records && (t.view.is_none() || (resized && it.m.grad_sizes.contains_key(&me))) {
+        let node =
+            it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
+        if let Some(node) = node {
+            name_node(it, a, node);
+        }
+    }
+    if resized {
+        // Under grad mode the node takes gradients of the new sizes;
+        // otherwise the tensor's grad_fn keeps expecting the old ones
+        // (`Machine::grad_sizes`).
         if it.m.records_grad(&[me], t.dtype) {
-            if it.m.grad_sizes.contains_key(&me) {
-                // Its node's gradient has the sizes before the op, which the
-                // stale grad_fn may refuse (`record_node` checks them).
-                recorded =
-                    it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
-            }
             it.m.grad_sizes.remove(&me);
         } else if t.view.is_none() && (t.grad_fn.is_some() || it.m.accumulators.contains(&me)) {
             // (A view's node is regenerated from its new sizes: the write
@@ -7005,21 +7015,6 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
                 .entry(me)
                 .or_insert_with(|| t.sizes().clone());
         }
-    }
-    if it.m.mode == Mode::Eager
-        && recorded.is_none()
-        && t.view.is_none()
-        && !matches!(op.rule, "resize" | "resize_as")
-        && it.m.records_grad(&[me], t.dtype)
-    {
-        // Any other in-place view op under grad mode rebases the tensor's
-        // history on a node of its own too (TBackward1, …), which
-        // autograd's messages name.
-        recorded =
-            it.m.record_history(op.name, true, &[("self", Some(me))], &[me], span)?;
-    }
-    if let Some(node) = recorded {
-        name_node(it, a, node);
     }
     if it.m.mode == Mode::Analysis && !matches!(op.rule, "resize" | "resize_as") {
         it.m.viewed_in_place.insert(me);

@@ -682,23 +682,10 @@ fn modelled(
                     "sub_" => a.checked_sub(b.checked_mul(alpha)?),
                     "minimum" => Some(a.min(b)),
                     "maximum" => Some(a.max(b)),
-                    "div_" | "floor_divide_" => {
-                        let q = a.checked_div(b)?;
-                        let inexact = a.checked_rem(b)? != 0;
-                        Some(if floor && inexact && ((a < 0) != (b < 0)) {
-                            q - 1
-                        } else {
-                            q
-                        })
-                    }
-                    "remainder_" => {
-                        let r = a.checked_rem(b)?;
-                        Some(if r != 0 && ((r < 0) != (b < 0)) {
-                            r + b
-                        } else {
-                            r
-                        })
-                    }
+                    "div_" | "floor_divide_" if b == 0 => None,
+                    "div_" | "floor_divide_" if floor => crate::sym::py_floordiv(a, b),
+                    "div_" | "floor_divide_" => a.checked_div(b),
+                    "remainder_" => (b != 0).then(|| crate::sym::py_mod(a, b)),
                     "fmod_" => a.checked_rem(b),
                     // Integer powers (a negative exponent is refused by the
                     // kernel).

@@ -430,7 +430,7 @@ fn gcd(mut a: i64, mut b: i64) -> i64 {
 }
 
 /// Python's `a // b` (b != 0); None on overflow.
-fn py_floordiv(a: i64, b: i64) -> Option<i64> {
+pub(crate) fn py_floordiv(a: i64, b: i64) -> Option<i64> {
     let q = a.checked_div(b)?;
     if a % b != 0 && ((a < 0) != (b < 0)) {
         q.checked_sub(1)
@@ -440,7 +440,7 @@ fn py_floordiv(a: i64, b: i64) -> Option<i64> {
 }
 
 /// Python's `a % b` (b != 0).
-fn py_mod(a: i64, b: i64) -> i64 {
+pub(crate) fn py_mod(a: i64, b: i64) -> i64 {
     if b == -1 {
         return 0;
     }
