@@ -3763,6 +3763,14 @@ fn apply_slicing(
         }
         _ => None,
     };
+    // set_item's lone slice still takes applySlice's shortcut, its length
+    // read from the sizes Python sees (a 0-d one has none: the slice op).
+    let lone_stale = match it.m.mode {
+        Mode::Analysis if lone_slice && !single && !it.m.python_geom.is_empty() => {
+            it.m.stale_python_sizes(t).cloned()
+        }
+        _ => None,
+    };
     let nd = stale.as_ref().map_or(it.m.t(t).sizes().len(), |s| s.len());
     // count_specified_dimensions: a mask (bool or uint8) counts its dims.
     let specified: usize = items
@@ -3808,7 +3816,7 @@ fn apply_slicing(
         // it at its hint (tests/oracle/random/regress_symbolic_sizes.tp).
         let full_slice = match item {
             Index::Slice(a, Some(b), c) if !single => {
-                let length = match stale.as_ref().filter(|_| cur == t) {
+                let length = match stale.as_ref().or(lone_stale.as_ref()).filter(|_| cur == t) {
                     Some(s) => s.get(dim).cloned(),
                     None => it.m.t(cur).sizes().get(dim).cloned(),
                 };
@@ -4696,12 +4704,13 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 _ => None,
             };
             let stale_value = stale.is_some();
-            // `x[...] = v` after set_(): copy_to reads the alias's sizes as
-            // Python sees them, x's stale ones, and expands the value to them.
-            let whole = matches!(items.as_slice(), [Index::Ellipsis]);
+            // copy_to reads the destination's sizes as Python sees them: when
+            // slicing returned x itself (`x[...]`, `x[..., :n]` with n its
+            // length) after set_(), x's stale ones, and expands the value to
+            // them (tests/oracle/set_stale_setitem_full_slice.tp).
             let stale_dst = match it.m.mode {
-                Mode::Analysis if whole && !it.m.python_geom.is_empty() => {
-                    it.m.stale_python_sizes(t).cloned()
+                Mode::Analysis if !it.m.python_geom.is_empty() => {
+                    it.m.stale_python_sizes(dst).cloned()
                 }
                 _ => None,
             };
