@@ -2456,8 +2456,9 @@ impl Machine {
     /// value. Each step runs on the new rank and may refuse it (`t()` of a
     /// 3-d value, a transpose's dim out of range). The regenerated geometry
     /// (an in-place `unsqueeze_(0)` before the resize puts its size-1 dim
-    /// back in front), or None when a step is not one tpi follows (slicing
-    /// and the other scatters, `set_()`). tests/oracle/resize_as_view_metas.tp.
+    /// back in front; a slice's scatter takes any value and gives the base's
+    /// sizes back), or None when a step is not one tpi follows (a diagonal,
+    /// `set_()`). tests/oracle/resize_as_view_metas.tp.
     pub fn resize_as_write_back(
         &mut self,
         id: TensorId,
@@ -2601,6 +2602,31 @@ impl Machine {
                         }
                         _ => {}
                     }
+                }
+                // slice_scatter and select_scatter on fake tensors take a
+                // value of any sizes and give the base's; the replay then
+                // gives the view's own back (tests/oracle/resize_as_slice_view.tp).
+                if matches!(
+                    *op,
+                    "slice"
+                        | "narrow"
+                        | "select"
+                        | "unbind"
+                        | "split"
+                        | "split_with_sizes"
+                        | "chunk"
+                        | "tensor_split"
+                ) {
+                    let (from, to) = if inverse {
+                        (after, before)
+                    } else {
+                        (before, after)
+                    };
+                    if !inverse && (sizes != *from.sizes() || strides != *from.strides()) {
+                        return Ok(None);
+                    }
+                    (sizes, strides) = (to.sizes().clone(), to.strides().clone());
+                    continue;
                 }
                 let step = view_step(op, before, after);
                 if !shape::view_step_on(&step, inverse, &mut sizes, &mut strides, &mut self.sizes)?
