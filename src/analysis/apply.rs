@@ -5618,9 +5618,7 @@ fn unflatten_parts(it: &mut Interp, parts: &[SymInt], dim: usize, size: &SymInt)
 /// dims to merge are one).
 fn flatten_shape(it: &mut Interp, a: &Args, sizes: &[SymInt]) -> OpResult<Option<Dims>> {
     let nd = sizes.len();
-    if nd == 0 {
-        return Ok(Some(smallvec![SymInt::int(1)]));
-    }
+    // flatten wraps both dims (a 0-d tensor's in [-1, 0]) before anything.
     let s = shape::wrap_dim(a.int(it, "start_dim")?, nd)?;
     let e = shape::wrap_dim(a.int(it, "end_dim")?, nd)?;
     if s > e {
@@ -5628,6 +5626,9 @@ fn flatten_shape(it: &mut Interp, a: &Args, sizes: &[SymInt]) -> OpResult<Option
             "other",
             "flatten() has invalid args: start_dim cannot come after end_dim",
         ));
+    }
+    if nd == 0 {
+        return Ok(Some(smallvec![SymInt::int(1)]));
     }
     if s == e {
         return Ok(None);
