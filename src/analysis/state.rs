@@ -1963,7 +1963,7 @@ impl Machine {
             }
         }
         if !changed.is_empty() {
-            self.regenerate_other_views(changed)?;
+            self.regenerate_other_views(changed, 0)?;
         }
         Ok(())
     }
@@ -2210,6 +2210,7 @@ impl Machine {
     fn regenerate_other_views(
         &mut self,
         mut changed: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]>,
+        depth: u8,
     ) -> OpResult<()> {
         let storage = self.tensors[changed[0].0].storage;
         let first = changed.iter().map(|c| c.0).min().unwrap_or(0) as usize;
@@ -2280,6 +2281,10 @@ impl Machine {
                         .filter(|(to, from)| !at.contains_key(to) && at.contains_key(from))
                 })
                 .collect();
+            // The aliases given a new value: their own views are replayed
+            // on it in turn (tests/oracle/set_alias_views_regenerated.tp).
+            let mut aliased: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]> =
+                smallvec::SmallVec::new();
             for (id, from) in aliases {
                 let (_, from_old, from_new) = changed[at[&from]].clone();
                 let old = self.tensors[id].geom.clone();
@@ -2291,8 +2296,12 @@ impl Machine {
                 }
                 let new = self.geoms.intern(old.sizes().clone(), from_new);
                 if self.value_differs(id, &old, new.strides()) {
+                    aliased.push((id, old.clone(), new.strides().clone()));
                     self.set_pending(id, &old, new);
                 }
+            }
+            if !aliased.is_empty() && depth < 8 {
+                self.regenerate_other_views(aliased, depth + 1)?;
             }
         }
         Ok(())
