@@ -839,9 +839,14 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
         op.class == OpClass::InplaceMeta && !matches!(op.rule, "resize" | "resize_as");
     // set__functionalize syncs neither tensor: self takes the source's
     // value as it is, and its pending one (tests/oracle/set_to_pending_view.tp).
-    let syncs = !matches!(op.class, OpClass::View | OpClass::MultiView)
-        && !inplace_view
-        && !matches!(op.rule, "reshape" | "reshape_as" | "flatten" | "set");
+    // The view-or-copy composites (reshape, flatten, contiguous, to, the
+    // casts) sync only when they copy (`reshape_to`, `copy_of`): returning
+    // self dispatches nothing (tests/oracle/contiguous_does_not_sync.tp).
+    let syncs = !matches!(
+        op.class,
+        OpClass::View | OpClass::MultiView | OpClass::ViewOrCopy
+    ) && !inplace_view
+        && op.rule != "set";
     if syncs && !it.m.pending_values.is_empty() {
         sync_args(it, &a).map_err(|e| op_error(e, span))?;
     }
@@ -5168,6 +5173,9 @@ fn copy_of(
     span: Span,
 ) -> OpResult<Value> {
     let m = &mut it.m;
+    // The copy (`clone`, `_to_copy`) syncs.
+    m.sync(me)?;
+    m.read_value(me);
     let t = &m.tensors[me];
     // `_to_copy` keeps a dense layout exactly (`empty_strided` with self's
     // strides, size-1 dims' too) and gives another its dense permutation
