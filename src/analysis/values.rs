@@ -496,6 +496,9 @@ pub fn after_functional(
         };
         return Some(vec![sum_set(&products)?]);
     }
+    if matches!(op, "index_select" | "gather") {
+        return picked_sets(m, op, get, me, out);
+    }
     if op == "sum" {
         // The sum of all elements, or over the given dims (no dtype but an
         // integer one).
@@ -528,6 +531,66 @@ pub fn after_functional(
     };
     let sets = modelled(m, inplace, get, out, me, &base)?;
     Some(as_dtype(m, out, sets))
+}
+
+/// The value sets of `index_select`'s or `gather`'s result `out`: each
+/// element is the one of `me` its index picks along `dim` (the index's
+/// entry at the element's place along `dim` for index_select, at the
+/// element's own place for gather); an index that may hold several values
+/// picks any of theirs. None when an index may be out of range (the op
+/// refuses it).
+fn picked_sets(
+    m: &Machine,
+    op: &str,
+    get: &dyn Fn(&str) -> Value,
+    me: TensorId,
+    out: TensorId,
+) -> Option<Vec<ValueSet>> {
+    let (Value::Int(dim), Value::Tensor(index)) = (get("dim"), get("index")) else {
+        return None;
+    };
+    let shape = concrete_sizes(m, me)?;
+    let out_shape = concrete_sizes(m, out)?;
+    let d = usize::try_from(dim.as_int()?.rem_euclid(shape.len().max(1) as i64)).ok()?;
+    let n = *shape.get(d)?;
+    let picks = m.value_sets(index)?;
+    let index_shape = concrete_sizes(m, index)?;
+    let mine = m.value_sets(me)?;
+    let flat = |c: &[i64], at: i64| -> Option<usize> {
+        let at = if at < 0 { at + n } else { at };
+        if !(0..n).contains(&at) {
+            return None;
+        }
+        let k = c
+            .iter()
+            .zip(&shape)
+            .enumerate()
+            .try_fold(0i64, |flat, (j, (&i, &size))| {
+                let i = if j == d { at } else { i };
+                (i < size).then_some(flat * size + i)
+            })?;
+        usize::try_from(k).ok()
+    };
+    coordinates(&out_shape)
+        .map(|c| {
+            let pick = if op == "gather" {
+                let k = c
+                    .iter()
+                    .zip(&index_shape)
+                    .try_fold(0i64, |flat, (&i, &size)| {
+                        (i < size).then_some(flat * size + i)
+                    })?;
+                picks.get(usize::try_from(k).ok()?)?
+            } else {
+                picks.get(usize::try_from(*c.get(d)?).ok()?)?
+            };
+            let mut any: Vec<i64> = Vec::new();
+            for &at in pick {
+                any.extend_from_slice(mine.get(flat(&c, at)?)?);
+            }
+            set_of(any)
+        })
+        .collect()
 }
 
 /// The value sets of `cat`'s or `stack`'s result `out`: in row-major
