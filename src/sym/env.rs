@@ -355,7 +355,10 @@ impl ShapeEnv {
             (Some(x), Some(y)) => Some((x, y)),
             _ => None,
         };
-        match self.prove(a, rel, b, hints.and_then(|(x, y)| y.checked_sub(x))) {
+        let proven = self
+            .prove(a, rel, b, hints.and_then(|(x, y)| y.checked_sub(x)))
+            .or_else(|| self.implied(a, rel, b));
+        match proven {
             Some(v) => Truth::Proven(v),
             None => Truth::Assumed(match hints {
                 Some((x, y)) => rel.holds(x, y),
@@ -363,6 +366,65 @@ impl ShapeEnv {
                 None => rel == Rel::Ne,
             }),
         }
+    }
+
+    /// What the guards so far imply of `a rel b` as the relations they
+    /// hold (ShapeEnv's axioms and `get_implications`): a guard `l == r`
+    /// decides `l <= r`, `l >= r` and their negations; `l < r` decides
+    /// `l <= r`, `l != r` and `l <= r - 1`; `l <= r` decides `l < r + 1`.
+    /// Only the same expressions up to moving terms across (canonicalize_
+    /// bool_expr), not bounds that follow from them.
+    fn implied(&self, a: &SymInt, rel: Rel, b: &SymInt) -> Option<bool> {
+        if self.assumptions.is_empty() {
+            return None;
+        }
+        let side = |v: &SymInt| self.resolve(v).unwrap_or_else(|_| v.clone());
+        let qd = side(b).sub(&side(a)).ok()?;
+        for fact in &self.assumptions {
+            // As `lhs < rhs` or `lhs <= rhs` when an inequality.
+            let (frel, fd) = match fact.rel {
+                Rel::Gt | Rel::Ge => (fact.rel.flip(), side(&fact.lhs).sub(&side(&fact.rhs))),
+                r => (r, side(&fact.rhs).sub(&side(&fact.lhs))),
+            };
+            let Ok(fd) = fd else { continue };
+            // The query as `x rel 0 + offset` on the fact's difference.
+            let (qrel, offset) = if let Some(k) = qd.sub(&fd).ok().and_then(|d| d.as_int()) {
+                (rel, k)
+            } else if let Some(k) = qd.add(&fd).ok().and_then(|d| d.as_int()) {
+                // b - a = k - fd: `a rel b` is `b' rel.flip() a'` with
+                // b' - a' = fd - k.
+                (rel.flip(), -k)
+            } else {
+                continue;
+            };
+            let answer = match (frel, offset) {
+                (Rel::Eq, 0) => Some(qrel.holds(0, 0)),
+                (Rel::Ne, 0) => match qrel {
+                    Rel::Ne => Some(true),
+                    Rel::Eq => Some(false),
+                    _ => None,
+                },
+                (Rel::Lt, 0) => match qrel {
+                    Rel::Lt | Rel::Le | Rel::Ne => Some(true),
+                    Rel::Ge | Rel::Gt | Rel::Eq => Some(false),
+                },
+                (Rel::Lt, -1) | (Rel::Le, 0) => match qrel {
+                    Rel::Le => Some(true),
+                    Rel::Gt => Some(false),
+                    _ => None,
+                },
+                (Rel::Le, 1) => match qrel {
+                    Rel::Lt => Some(true),
+                    Rel::Ge => Some(false),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if answer.is_some() {
+                return answer;
+            }
+        }
+        None
     }
 
     /// `a == b`.
@@ -737,51 +799,117 @@ impl ShapeEnv {
 
     fn refine(&mut self, fact: &Assumption) {
         let (a, b) = (&fact.lhs, &fact.rhs);
-        let one = SymInt::int(1);
         let d = match fact.rel {
             Rel::Eq => {
                 if let Ok(d) = a.sub(b) {
                     self.try_replace(&d);
                 }
-                // `x // q == c` bounds x (try_solve's floordiv case in
-                // `_refine_ranges`): q*c <= x < q*(c+1).
-                // Only a range of one value within a size's [2, inf) is
-                // used: tpi's other guards are not all PyTorch's, and
-                // combining them could specialise what PyTorch leaves
-                // symbolic (tests/oracle/pytorch/dynamic_shapes_9.tp).
+                // `x // q == c`: try_solve's floordiv case in `_refine_ranges`
+                // (`floordiv_upper_bound`).
                 for (f, c) in [(a, b), (b, a)] {
-                    if let (Some((x, q)), Some(c)) = (self.single_floordiv(f), c.as_int()) {
-                        self.floordiv_singleton(&x, q, c);
+                    if let (Some((x, q, k)), Some(c)) = (self.single_floordiv(f), c.as_int()) {
+                        if let Some(c) = c.checked_sub(k) {
+                            self.floordiv_upper_bound(&x, q, c);
+                        }
                     }
                 }
                 return;
             }
             Rel::Ne => return,
-            Rel::Le => b.sub(a),
-            Rel::Lt => b.sub(a).and_then(|d| d.sub(&one)),
-            Rel::Ge => a.sub(b),
-            Rel::Gt => a.sub(b).and_then(|d| d.sub(&one)),
+            _ if self.floordiv_inequality(a, fact.rel, b) => return,
+            rel => a.sub(b).map(|d| (d, rel)),
         };
-        if let Ok(d) = d {
-            self.refine_nonneg(&d);
+        // `c*s + k rel 0`, solved for `s` as try_solve does.
+        if let Ok((d, rel)) = d {
+            if let Some((s, c, k)) = self.linear_in_one_symbol(&d) {
+                self.refine_solved(&s, c, rel, -k);
+            }
+        }
+    }
+
+    /// `_refine_ranges` given `c*s rel rhs`: try_solve divides by `c`
+    /// (mirroring the relation when it is negative), and only an integer
+    /// quotient `q` refines. Its quirk is kept: the lower bound moves only
+    /// when it is below `q` (so `s > q` with `s` already at least `q` leaves
+    /// it), the upper only when it is above `q`. A range of one value
+    /// specialises `s`.
+    fn refine_solved(&mut self, s: &Arc<str>, c: i128, rel: Rel, rhs: i128) {
+        if c == 0 || rhs % c != 0 {
+            return;
+        }
+        let (q, rel) = (rhs / c, if c < 0 { rel.flip() } else { rel });
+        let Some(info) = self.symbols.iter_mut().find(|x| x.name == *s) else {
+            return;
+        };
+        let (mut lo, mut hi) = (i128::from(info.lo), info.hi.map(i128::from));
+        if matches!(rel, Rel::Eq | Rel::Ge | Rel::Gt) && lo < q {
+            lo = q + i128::from(rel == Rel::Gt);
+        }
+        if matches!(rel, Rel::Eq | Rel::Le | Rel::Lt) && hi.is_none_or(|h| h > q) {
+            hi = Some(q - i128::from(rel == Rel::Lt));
+        }
+        if hi.is_some_and(|h| h < lo) {
+            return;
+        }
+        info.lo = i64::try_from(lo).unwrap_or(i64::MAX);
+        info.hi = hi.map(|h| i64::try_from(h).unwrap_or(i64::MAX));
+        if info.hi == Some(info.lo) {
+            let v = SymInt::int(info.lo);
+            self.set_replacement(s.clone(), v);
         }
     }
 
     /// Given `x // q == c` with `x = a*s + k` for one symbol `s` (a > 0):
-    /// `q*c <= x <= q*(c+1) - 1` bounds `s`; when that leaves one value of
-    /// at least `MIN_SIZE`, `s` is specialised to it.
-    fn floordiv_singleton(&mut self, x: &SymInt, q: i64, c: i64) {
+    /// try_solve makes it `x >= q*c & x < q*(c+1)`, and sympy's `And`
+    /// keeps only the second when the first holds for every positive
+    /// integer `s` (what sympy knows of a size: `a + k >= q*c`); else the
+    /// guard refines nothing. That bound, `s < (q*(c+1) - k) / a` when the
+    /// quotient is an integer, lowers `s`'s upper bound, and a range of one
+    /// value specialises `s` (tests/oracle/floordiv_range_refinement.tp).
+    fn floordiv_upper_bound(&mut self, x: &SymInt, q: i64, c: i64) {
         let Some((s, a, k)) = self.linear_in_one_symbol(x).filter(|&(_, a, _)| a > 0) else {
             return;
         };
         let (q, c) = (i128::from(q), i128::from(c));
-        let lo = ceil_div_128(q * c - k, a).max(i128::from(MIN_SIZE));
-        let hi = floor_div_128(q * (c + 1) - 1 - k, a);
-        if lo == hi {
-            if let Ok(v) = i64::try_from(lo) {
-                self.set_replacement(s, SymInt::int(v));
-            }
+        if a + k < q * c {
+            return;
         }
+        self.refine_solved(&s, a, Rel::Lt, q * (c + 1) - k);
+    }
+
+    /// Given `f rel g` with one side `x // q` (`x = a*s + k`, a > 0) and
+    /// the other an integer: try_solve's floordiv inequalities (`x // q >=
+    /// c` is `x >= c*q`, `x // q < c` is `x < c*q`), then `s` isolated,
+    /// which bounds it only when the bound divides by `a`. Whether the fact
+    /// had that form.
+    fn floordiv_inequality(&mut self, f: &SymInt, rel: Rel, g: &SymInt) -> bool {
+        let (floordiv, c, rel) = match (self.single_floordiv(f), g.as_int()) {
+            (Some(x), Some(c)) => (x, c, rel),
+            _ => match (self.single_floordiv(g), f.as_int()) {
+                (Some(x), Some(c)) => (x, c, rel.flip()),
+                _ => return false,
+            },
+        };
+        let ((x, q, k0), c) = (floordiv, i128::from(c));
+        let c = c - i128::from(k0);
+        let Some((s, a, k)) = self.linear_in_one_symbol(&x).filter(|&(_, a, _)| a > 0) else {
+            return true;
+        };
+        let q = i128::from(q);
+        // `x >= lo` or `x < hi`.
+        let (lo, hi) = match rel {
+            Rel::Ge => (Some(c * q), None),
+            Rel::Gt => (Some((c + 1) * q), None),
+            Rel::Lt => (None, Some(c * q)),
+            Rel::Le => (None, Some((c + 1) * q)),
+            Rel::Eq | Rel::Ne => return false,
+        };
+        match (lo, hi) {
+            (Some(lo), _) => self.refine_solved(&s, a, Rel::Ge, lo - k),
+            (_, Some(hi)) => self.refine_solved(&s, a, Rel::Lt, hi - k),
+            _ => {}
+        }
+        true
     }
 
     /// `v` as `a*s + k` for one symbol `s` (with the guards so far applied).
@@ -804,19 +932,25 @@ impl ShapeEnv {
         sym.map(|s| (s, a, k))
     }
 
-    /// `x // q` with a positive integer `q`, when `v` is exactly that.
-    fn single_floordiv(&self, v: &SymInt) -> Option<(SymInt, i64)> {
+    /// `v` as `x // q + k` with a positive integer `q` (sympy's FloorDiv
+    /// takes multiples of `q` out of `x`; try_solve then moves `k` across).
+    fn single_floordiv(&self, v: &SymInt) -> Option<(SymInt, i64, i64)> {
         let v = self.resolve(v).ok()?;
         let Repr::Sym(p) = v.r() else {
             return None;
         };
-        match p.terms.as_slice() {
-            [(m, 1)] => match m.as_atom()? {
-                Atom::FloorDiv(ab) => ab.1.as_int().filter(|&q| q > 0).map(|q| (ab.0.clone(), q)),
-                _ => None,
-            },
-            _ => None,
+        let (mut found, mut k) = (None, 0);
+        for (m, coef) in &p.terms {
+            if m.is_one() {
+                k = *coef;
+            } else if let (Some(Atom::FloorDiv(ab)), 1, None) = (m.as_atom(), *coef, &found) {
+                let q = ab.1.as_int().filter(|&q| q > 0)?;
+                found = Some((ab.0.clone(), q));
+            } else {
+                return None;
+            }
         }
+        found.map(|(x, q)| (x, q, k))
     }
 
     /// Given the fact `d == 0`: when `d` is free of `//` and `%` and linear

@@ -759,10 +759,22 @@ fn inequality_guards_refine_ranges() {
     assert_eq!(env.cmp_ge(&sub(&i(10), &n), &i(4)), Truth::Proven(true));
     let facts: Vec<String> = env.assumptions().iter().map(|a| a.to_string()).collect();
     assert_eq!(facts, vec!["3 <= n", "n <= 6"]);
-    // a range of one value specialises: 2*n >= 9 => n >= 5; n < 6 => n = 5
+    // try_solve's quotient must be an integer: 2*n >= 9 refines nothing,
+    // 2*n >= 10 gives n >= 5
     env.guard(&mul(&i(2), &n), Rel::Ge, &i(9));
+    assert_eq!(env.symbol_range("n"), (3, Some(6)));
+    env.guard(&mul(&i(2), &n), Rel::Ge, &i(10));
     assert_eq!(env.symbol_range("n"), (5, Some(6)));
-    env.guard(&n, Rel::Lt, &i(6));
+    // _refine_ranges moves the upper bound only when it is above the
+    // bound: n < 6 leaves 6 (PyTorch's own quirk)...
+    let mut quirk = env.clone();
+    quirk.guard(&n, Rel::Lt, &i(6));
+    assert_eq!(quirk.symbol_range("n"), (5, Some(6)));
+    // ...and then implies n <= 5 (get_implications), which refines nothing
+    assert_eq!(quirk.guard(&n, Rel::Le, &i(5)), Truth::Proven(true));
+    assert_eq!(quirk.replacement("n"), None);
+    // a range of one value specialises: n <= 5 => n = 5
+    env.guard(&n, Rel::Le, &i(5));
     assert_eq!(env.replacement("n"), Some(&i(5)));
     assert!(!env.is_dynamic(&n));
     // n is now 5: m > n + 1 bounds m alone
