@@ -9703,9 +9703,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     Some(d) if inside.is_none() => {
                         let (mut sizes, mut strides) = (m.sizes().clone(), m.strides().clone());
                         shape::unsqueeze_geometry(&mut sizes, &mut strides, d, &mut it.m.sizes)?;
-                        shape::suggest_memory_format(&sizes, &strides, &mut it.m.sizes)
+                        suggested(it, &sizes, &strides)
                     }
-                    _ => shape::suggest_memory_format(m.sizes(), m.strides(), &mut it.m.sizes),
+                    _ => suggested(it, m.sizes(), m.strides()),
                 };
                 fs.push(f);
             }
@@ -10052,7 +10052,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // analysis's metas of the other modes (`_pad2d_common` and
             // kin) return `input.new_empty(...)`: contiguous.
             let f = if constant || it.m.mode == Mode::Eager {
-                shape::suggest_memory_format(t.sizes(), t.strides(), &mut it.m.sizes)
+                suggested(it, t.sizes(), t.strides())
             } else {
                 MemoryFormat::Contiguous
             };
@@ -11677,4 +11677,14 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         return Ok((vec![], Some(Value::Tensor(out))));
     }
     Ok((vec![meta], None))
+}
+
+/// The memory format a kernel suggests for a tensor: C++'s
+/// `suggest_memory_format` in eager, torch._prims_common's in the analysis
+/// (its decompositions).
+fn suggested(it: &mut Interp, sizes: &[SymInt], strides: &[SymInt]) -> MemoryFormat {
+    match it.m.mode {
+        Mode::Eager => shape::suggest_memory_format_cpp(sizes, strides, &mut it.m.sizes),
+        Mode::Analysis => shape::suggest_memory_format(sizes, strides, &mut it.m.sizes),
+    }
 }

@@ -481,6 +481,28 @@ pub fn is_non_overlapping_and_dense(sizes: &[SymInt], strides: &[SymInt], s: &mu
 
 /// `torch._prims_common.suggest_memory_format`.
 pub fn suggest_memory_format(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> MemoryFormat {
+    suggested_format(sizes, strides, false, s)
+}
+
+/// `Tensor::suggest_memory_format` in C++ (eager kernels): the same walk,
+/// but `is_channels_last_strides_2d_s4` grows its bound by a dim's size
+/// when the size, not the stride, is above 1. A (1, 1, 4, 1) tensor made
+/// channels_last is channels_last to C++ and contiguous to Python
+/// (tests/oracle/eager_suggest_memory_format.tp).
+pub fn suggest_memory_format_cpp(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    s: &mut Sizes,
+) -> MemoryFormat {
+    suggested_format(sizes, strides, true, s)
+}
+
+fn suggested_format(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    cpp: bool,
+    s: &mut Sizes,
+) -> MemoryFormat {
     let order: &[usize] = match sizes.len() {
         4 => &[1, 3, 2, 0],
         5 => &[1, 4, 3, 2, 0],
@@ -501,7 +523,8 @@ pub fn suggest_memory_format(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes
             return MemoryFormat::Contiguous;
         }
         min = strides[d].clone();
-        if s.lt(&SymInt::int(1), &strides[d]) {
+        let grows = if cpp { &sizes[d] } else { &strides[d] };
+        if s.lt(&SymInt::int(1), grows) {
             min = match min.mul(&sizes[d]) {
                 Ok(v) => v,
                 Err(_) => return MemoryFormat::Contiguous,
