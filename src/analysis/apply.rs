@@ -9015,7 +9015,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // strides when they count as contiguous (size-1 dims).
             let mut meta = contiguous(it, sizes, t.dtype)?;
             if it.m.mode == Mode::Analysis {
-                let strides = iter_strides(it, &meta.sizes, &[mask, me.unwrap_or(mask)])?;
+                // where(mask, value, self): a 0-d tensor value is an operand
+                // (expanded), a number is not.
+                let me = me.unwrap_or(mask);
+                let strides = match a.get("value") {
+                    Value::Tensor(v) => iter_strides(it, &meta.sizes, &[mask, *v, me])?,
+                    _ => iter_strides(it, &meta.sizes, &[mask, me])?,
+                };
                 if shape::is_contiguous(&meta.sizes, &strides, &mut it.m.sizes) {
                     meta.strides = strides;
                 }
