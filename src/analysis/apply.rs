@@ -10107,7 +10107,21 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let name = if it.m.mode == Mode::Analysis { "Long" } else { torch_type_name(t.dtype) };
                 return Err(oe("dtype-cast", format!("result type Float can't be cast to the desired output type {name}")));
             }
-            let strides = iter_strides(it, t.sizes(), &[x])?;
+            let strides = if it.m.mode == Mode::Analysis {
+                // native_dropout's decomposition: `(rand_like(input) > p) *
+                // input * scale`, the mask the first operand.
+                let noise = like_strides_for(it, &t, MemoryFormat::Preserve)?;
+                let m = &mut it.m;
+                let noise = [shape::IterOperand { sizes: t.sizes(), strides: &noise }];
+                let mask = shape::iterator_output_strides(t.sizes(), &noise, true, &mut m.sizes)?;
+                let operands = [
+                    shape::IterOperand { sizes: t.sizes(), strides: &mask },
+                    shape::IterOperand { sizes: t.sizes(), strides: t.strides() },
+                ];
+                shape::iterator_output_strides(t.sizes(), &operands, true, &mut m.sizes)?
+            } else {
+                iter_strides(it, t.sizes(), &[x])?
+            };
             Ok((vec![Meta { sizes: t.sizes().clone(), strides, offset: SymInt::int(0), dtype: t.dtype }], None))
         }
         "layer_norm" => {
