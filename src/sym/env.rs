@@ -209,6 +209,9 @@ fn binomial(n: u32, k: u32) -> Option<i128> {
     Some(r)
 }
 
+/// How many of the latest guards `ShapeEnv::implied` looks at.
+const MAX_IMPLYING: usize = 512;
+
 impl ShapeEnv {
     /// An environment without symbols.
     pub fn new() -> ShapeEnv {
@@ -380,7 +383,9 @@ impl ShapeEnv {
         }
         let side = |v: &SymInt| self.resolve(v).unwrap_or_else(|_| v.clone());
         let qd = side(b).sub(&side(a)).ok()?;
-        for fact in &self.assumptions {
+        // (The latest guards: a bound on the work for programs with very
+        // many of them.)
+        for fact in self.assumptions.iter().rev().take(MAX_IMPLYING) {
             // As `lhs < rhs` or `lhs <= rhs` when an inequality.
             let (frel, fd) = match fact.rel {
                 Rel::Gt | Rel::Ge => (fact.rel.flip(), side(&fact.lhs).sub(&side(&fact.rhs))),
