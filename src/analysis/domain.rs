@@ -615,6 +615,10 @@ pub struct Node {
     /// stride 0 over a size above 1, as `expand` makes): its backward writes
     /// the gradient into that view, which `copy_` refuses.
     pub overlapping_view: bool,
+    /// A CopySlices node whose base has elements that share memory: its
+    /// backward first copies the gradient into an empty tensor laid out as
+    /// the base, which `copy_` refuses before anything else runs.
+    pub overlapping_base: bool,
 }
 
 /// The ops whose backward PyTorch does not implement (a byte in a `Node`).

@@ -122,10 +122,11 @@ pub(crate) fn predict(
     }
     order.sort_unstable_by(|a, b| b.cmp(a));
     for n in order {
-        let (overlapping_view, wrapped, span, not_implemented) = {
+        let (overlapping_view, overlapping_base, wrapped, span, not_implemented) = {
             let node = &m.nodes[n];
             (
                 node.overlapping_view,
+                node.overlapping_base,
                 node.next.first().copied(),
                 node.span,
                 node.not_implemented,
@@ -137,10 +138,15 @@ pub(crate) fn predict(
                 .with_help("backward lays the base's gradient out at the base's size: resize the base, not a view of it, or write to a clone");
             return EagerPrediction::backward(d);
         }
-        if overlapping_view {
-            // CopySlices runs the op's own node first (which unpacks what it
+        if overlapping_base || overlapping_view {
+            // CopySlices copies the gradient into a tensor laid out as the
+            // base first (refused at once when the base overlaps), then
+            // runs the op's own node (which unpacks what it
             // saved), then copies the gradient into the view.
-            if let Some(d) = wrapped.and_then(|w| stale_saved(m, w)) {
+            if let Some(d) = wrapped
+                .filter(|_| !overlapping_base)
+                .and_then(|w| stale_saved(m, w))
+            {
                 return EagerPrediction::backward(d);
             }
             let d = Diagnostic::error(
@@ -148,7 +154,11 @@ pub(crate) fn predict(
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
                 span,
             )
-            .with_label("written in place through a view whose elements share memory")
+            .with_label(if overlapping_base {
+                "written in place through a view of a tensor whose elements share memory"
+            } else {
+                "written in place through a view whose elements share memory"
+            })
             .with_help("backward copies the gradient into that view: write to a clone of the expanded tensor, or out of place");
             return EagerPrediction::backward(d);
         }

@@ -1158,6 +1158,7 @@ impl Machine {
             saves_inference: false,
             not_implemented: None,
             overlapping_view: false,
+            overlapping_base: false,
         });
         if !self.pending_accumulator_edges.is_empty() {
             let leaves = std::mem::take(&mut self.pending_accumulator_edges);
@@ -3217,15 +3218,17 @@ impl Machine {
         // `has_internal_overlap(view) == YES`, with the sizes the program
         // runs with.
         let env = &self.sizes.env;
-        let view_t = &self.tensors[target];
-        self.nodes[copy_slices].overlapping_view =
-            view_t
-                .sizes()
-                .iter()
-                .zip(view_t.strides())
-                .any(|(size, stride)| {
-                    env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
-                });
+        let overlaps = |t: &Tensor| {
+            t.sizes().iter().zip(t.strides()).any(|(size, stride)| {
+                env.hint(size).is_some_and(|n| n > 1) && env.hint(stride) == Some(0)
+            })
+        };
+        let (view_overlaps, base_overlaps) = (
+            overlaps(&self.tensors[target]),
+            overlaps(&self.tensors[base]),
+        );
+        self.nodes[copy_slices].overlapping_view = view_overlaps;
+        self.nodes[copy_slices].overlapping_base = base_overlaps;
         if self.mode == Mode::Eager {
             // CopySlices::apply lays the gradient out as the base was
             // (new_empty_strided) and takes the view of it with as_strided.
