@@ -2616,17 +2616,7 @@ impl Machine {
                 // slice_scatter and select_scatter on fake tensors take a
                 // value of any sizes and give the base's; the replay then
                 // gives the view's own back (tests/oracle/resize_as_slice_view.tp).
-                if matches!(
-                    *op,
-                    "slice"
-                        | "narrow"
-                        | "select"
-                        | "unbind"
-                        | "split"
-                        | "split_with_sizes"
-                        | "chunk"
-                        | "tensor_split"
-                ) {
+                if slices_along_dim(op) || selects_along_dim(op) {
                     let (from, to) = if inverse {
                         (after, before)
                     } else {
@@ -3872,6 +3862,21 @@ pub fn node_name(op: &str) -> &'static str {
     })
 }
 
+/// A view op (as `origin_op` names it) that slices along a dim: its inverse
+/// is a `slice_scatter` (chunk's pieces are `split`'s).
+fn slices_along_dim(op: &str) -> bool {
+    matches!(
+        op,
+        "slice" | "narrow" | "split" | "split_with_sizes" | "tensor_split"
+    )
+}
+
+/// A view op that selects one index along a dim: its inverse is a
+/// `select_scatter`.
+fn selects_along_dim(op: &str) -> bool {
+    matches!(op, "select" | "unbind")
+}
+
 /// A slicing view (`slice`, `narrow`, `select`, basic indexing, the pieces
 /// of `split`/`chunk`/`unbind`) replayed
 /// on its base's new strides: each kept dim keeps its base dim's stride,
@@ -3890,10 +3895,7 @@ fn replay_slicing(
         return None;
     }
     match op {
-        "slice" | "narrow" | "split" | "split_with_sizes" | "unsafe_split" | "tensor_split"
-        | "hsplit" | "vsplit" | "dsplit"
-            if vs.len() == bs.len() =>
-        {
+        _ if slices_along_dim(op) && vs.len() == bs.len() => {
             let mut strides = nt.clone();
             for i in 0..bs.len() {
                 if vt[i] == bt[i] {
@@ -3908,7 +3910,7 @@ fn replay_slicing(
             }
             Some(strides)
         }
-        "select" | "unbind" if vs.len() + 1 == bs.len() => {
+        _ if selects_along_dim(op) && vs.len() + 1 == bs.len() => {
             // The dropped dim: the first where the geometries part.
             let d = (0..vs.len())
                 .find(|&i| vs[i] != bs[i] || vt[i] != bt[i])
