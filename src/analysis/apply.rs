@@ -3762,21 +3762,15 @@ fn apply_slicing(
     // `applySlice(self, 0, ...)`, a slice op on the real sizes, without the
     // rank check (tests/oracle/set_stale_setitem_slice.tp).
     let lone_slice = lone && matches!(items, [Index::Slice(..)]);
-    let stale = match it.m.mode {
-        Mode::Analysis if !it.m.python_geom.is_empty() && !lone_slice => {
-            it.m.stale_python_sizes(t).cloned()
-        }
+    // The sizes Python sees, when stale. set_item's lone slice still takes
+    // applySlice's shortcut below, its length read from them (a 0-d one
+    // has none: the slice op).
+    let python = match it.m.mode {
+        Mode::Analysis if !it.m.python_geom.is_empty() => it.m.stale_python_sizes(t).cloned(),
         _ => None,
     };
-    // set_item's lone slice still takes applySlice's shortcut, its length
-    // read from the sizes Python sees (a 0-d one has none: the slice op).
-    let lone_stale = match it.m.mode {
-        Mode::Analysis if lone_slice && !single && !it.m.python_geom.is_empty() => {
-            it.m.stale_python_sizes(t).cloned()
-        }
-        _ => None,
-    };
-    let nd = stale.as_ref().map_or(it.m.t(t).sizes().len(), |s| s.len());
+    let stale = python.as_ref().filter(|_| !lone_slice);
+    let nd = stale.map_or(it.m.t(t).sizes().len(), |s| s.len());
     // count_specified_dimensions: a mask (bool or uint8) counts its dims.
     let specified: usize = items
         .iter()
@@ -3821,7 +3815,7 @@ fn apply_slicing(
         // it at its hint (tests/oracle/random/regress_symbolic_sizes.tp).
         let full_slice = match item {
             Index::Slice(a, Some(b), c) if !single => {
-                let length = match stale.as_ref().or(lone_stale.as_ref()).filter(|_| cur == t) {
+                let length = match python.as_ref().filter(|_| cur == t) {
                     Some(s) => s.get(dim).cloned(),
                     None => it.m.t(cur).sizes().get(dim).cloned(),
                 };
@@ -3849,7 +3843,7 @@ fn apply_slicing(
             Index::Int(i) => {
                 // The stale sizes are the original tensor's: after a first
                 // view, handleDimInMultiDimIndexing reads the result's own.
-                let stale_size = stale.as_ref().filter(|_| cur == t).and_then(|s| s.get(dim));
+                let stale_size = stale.filter(|_| cur == t).and_then(|s| s.get(dim));
                 if let Some(size) = stale_size {
                     let (lo, hi) = (
                         it.m.sizes
