@@ -525,19 +525,17 @@ pub fn collect(
                 // strides) is compared with the input's sizes, strides and
                 // offset. The comparisons run only then, as their guards do
                 // in PyTorch (tests/oracle/random/regress_round_64_67.tp).
+                // All three are computed, each a Python tuple `==` (a
+                // common prefix is compared even when the ranks differ;
+                // tests/oracle/metadata_mutation_tuple_compare.tp).
                 let flagged = t.metadata_mutated || m.metadata_flag_kept.contains(id);
                 let meta_changed = !storage_changed && flagged && {
                     let python = m.tensors[*id].geometry().clone();
                     let s = &mut m.sizes;
-                    let same = python.sizes().len() == sizes.len()
-                        && python.sizes().iter().zip(sizes).all(|(a, b)| s.eq(a, b))
-                        && python
-                            .strides()
-                            .iter()
-                            .zip(strides)
-                            .all(|(a, b)| s.eq(a, b))
-                        && s.eq(&t.offset, offset);
-                    !same
+                    let same_sizes = s.eq_tuple(sizes, python.sizes());
+                    let same_strides = s.eq_tuple(strides, python.strides());
+                    let same_offsets = s.eq(offset, &t.offset);
+                    !(same_sizes && same_strides && same_offsets)
                 };
                 let mutates_metadata = storage_changed || meta_changed;
                 let storage_meta = storage_changed;

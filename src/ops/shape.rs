@@ -110,6 +110,15 @@ impl Sizes {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| self.eq(x, y))
     }
 
+    /// Python's `==` on two tuples of sizes (`torch.Size`, `stride()`):
+    /// pairs compared from the left up to the first that differs, and only
+    /// then the lengths. Unlike C++'s `IntArrayRef ==` (`eq_dims`), tuples of
+    /// different lengths still compare their common prefix, so a symbol
+    /// against a number there is guarded (and may specialise).
+    pub fn eq_tuple(&mut self, a: &[SymInt], b: &[SymInt]) -> bool {
+        a.iter().zip(b).all(|(x, y)| self.eq(x, y)) && a.len() == b.len()
+    }
+
     #[inline]
     pub fn eq_int(&mut self, a: &SymInt, b: i64) -> bool {
         match a.as_int() {
