@@ -5962,11 +5962,12 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
         }
     };
     // autograd's kernel collects the inputs' grad_fns (regenerating a
-    // view's, which may raise) before the op itself checks anything.
+    // view's, which may raise), `self`'s first, before the op itself checks
+    // anything (tests/oracle/regenerate_before_copy_checks.tp).
     let mut inputs = other_ids.clone();
     inputs.push(me);
     if it.m.records_grad(&inputs, t.dtype) {
-        for &o in &other_ids {
+        for &o in std::iter::once(&me).chain(&other_ids) {
             it.m.grad_fn(o).map_err(|e| op_error(e, span))?;
         }
         // Then it saves what backward needs, before the kernel's checks.
