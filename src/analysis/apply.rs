@@ -11544,46 +11544,9 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         },
         _ => (sym_pair("padding")?, [SymInt::int(0), SymInt::int(0)]),
     };
-    // ConvParams' checks: in both runs, but the dilation's in eager only.
-    if stride.iter().any(|&s| s <= 0) {
-        return Err(oe("other", "non-positive stride is not supported"));
-    }
-    if padding.iter().any(|p| it.m.sizes.lt_int(p, 0)) {
-        return Err(oe("other", "negative padding is not supported"));
-    }
-    // check_shape_forward refuses a negative dilation in both runs (the
-    // analysis's backend selection); eager's kernels also refuse zero.
-    if dilation.iter().any(|&d| d < 0) {
-        return Err(oe("other", "dilation should be greater than zero"));
-    }
-    if it.m.mode == Mode::Eager && dilation.iter().any(|&d| d <= 0) {
-        return Err(oe(
-            "other",
-            format!(
-                "dilation should be greater than zero, but got [{}, {}]",
-                dilation[0], dilation[1]
-            ),
-        ));
-    }
-    let groups = a.int(it, "groups")?;
-    // check_shape_forward: the weight's output channels by groups, and
-    // the bias.
-    let cout = wt.sizes()[0].clone();
-    if let Some(c) = cout.as_int() {
-        if groups > 0 && c % groups != 0 {
-            return Err(oe("other", format!("Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {} instead", show(wt.sizes()))));
-        }
-    }
-    let bias = a.opt_tensor("bias")?;
-    if let Some(b) = bias {
-        let bs = it.m.t(b).sizes().clone();
-        if bs.len() != 1 || !it.m.sizes.eq(&bs[0], &cout) {
-            return Err(oe("other", format!("Given weight of size {}, expected bias to be 1-dimensional with {cout} elements, but got bias of size {} instead", show(wt.sizes()), show(&bs))));
-        }
-    }
-    // The input's dtype against the bias's (both runs) and the weight's
-    // (eager's kernels), after autocast's casts (`autocast_casts`).
+    // The input's dtype against the bias's comes first, in both runs.
     let (dx, dw) = (xt.dtype, wt.dtype);
+    let bias = a.opt_tensor("bias")?;
     if let Some(b) = bias {
         let db = it.m.t(b).dtype;
         if db != dx {
@@ -11597,17 +11560,110 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
             ));
         }
     }
-    if it.m.mode == Mode::Eager && dx != dw {
-        return Err(oe("other", format!("Input type (torch.{}Tensor) and weight type (torch.{}Tensor) should be the same or input should be a MKLDNN tensor and weight is a dense tensor", torch_type_name(dx), torch_type_name(dw))));
+    // check_shape_forward (Convolution.cpp), in both runs (the analysis's
+    // fake convolution asks `_select_conv_backend`, which runs it): the
+    // ConvParams, the groups, the channels, the bias, the kernel against
+    // the padded input.
+    if padding.iter().any(|p| it.m.sizes.lt_int(p, 0)) {
+        return Err(oe("other", "negative padding is not supported"));
+    }
+    if stride.iter().any(|&s| s <= 0) {
+        return Err(oe("other", "non-positive stride is not supported"));
+    }
+    // Eager's kernels also refuse a zero dilation, later.
+    if dilation.iter().any(|&d| d < 0) {
+        return Err(oe("other", "dilation should be greater than zero"));
+    }
+    let groups = a.int(it, "groups")?;
+    let cout = wt.sizes()[0].clone();
+    if groups > 0 && it.m.sizes.lt_int(&cout, groups) {
+        return Err(oe("other", format!("Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got weight of size {} instead", show(wt.sizes()))));
+    }
+    if let Some(c) = cout.as_int() {
+        if groups > 0 && c % groups != 0 {
+            // (sic: PyTorch's message brackets the sizes twice)
+            return Err(oe("other", format!("Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size [{}] instead", show(wt.sizes()))));
+        }
     }
     let off = if batched { 1 } else { 0 };
+    // The sizes as the convolution sees them: batched, and padded first
+    // for an asymmetric 'same'.
+    let mut conv_sizes: Dims = if batched {
+        xt.sizes().clone()
+    } else {
+        std::iter::once(SymInt::int(1))
+            .chain(xt.sizes().iter().cloned())
+            .collect()
+    };
+    for (i, extra) in input_extra.iter().enumerate() {
+        conv_sizes[2 + i] = it.m.sizes.add(&conv_sizes[2 + i], extra)?;
+    }
     let cin = xt.sizes()[off].clone();
     let expect = it.m.sizes.mul(&wt.sizes()[1], &SymInt::int(groups))?;
     if !it.m.sizes.eq(&cin, &expect) {
         return Err(oe(
             "other",
-            format!("Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead", show(wt.sizes()), show(xt.sizes()), expect, cin),
+            format!("Given groups={groups}, weight of size {}, expected input{} to have {} channels, but got {} channels instead", show(wt.sizes()), show(&conv_sizes), expect, cin),
         ));
+    }
+    if let Some(b) = bias {
+        let bs = it.m.t(b).sizes().clone();
+        if bs.len() != 1 || !it.m.sizes.eq(&bs[0], &cout) {
+            return Err(oe("other", format!("Given weight of size {}, expected bias to be 1-dimensional with {cout} elements, but got bias of size {} instead", show(wt.sizes()), show(&bs))));
+        }
+    }
+    let mut padded_input = Vec::with_capacity(2);
+    let mut kernel = Vec::with_capacity(2);
+    let mut kernel_fits = true;
+    for i in 0..2 {
+        let s = &mut it.m.sizes;
+        let h = s.add(&conv_sizes[2 + i], &s.mul(&padding[i], &SymInt::int(2))?)?;
+        let k = s.add(
+            &s.mul(
+                &SymInt::int(dilation[i]),
+                &s.sub(&wt.sizes()[2 + i], &SymInt::int(1))?,
+            )?,
+            &SymInt::int(1),
+        )?;
+        kernel_fits &= !s.lt(&h, &k);
+        padded_input.push(h.to_string());
+        kernel.push(k.to_string());
+    }
+    if !kernel_fits {
+        return Err(oe(
+            "other",
+            format!(
+                "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
+                padded_input.join(" x "),
+                kernel.join(" x ")
+            ),
+        ));
+    }
+    // _select_conv_backend: an empty batch or no channels is the Empty
+    // backend; any other input with no elements is refused.
+    let empty_backend =
+        it.m.sizes.eq_int(&conv_sizes[0], 0) || it.m.sizes.eq_int(&conv_sizes[1], 0);
+    if !empty_backend && conv_sizes.iter().any(|d| it.m.sizes.eq_int(d, 0)) {
+        return Err(oe(
+            "other",
+            format!(
+                "Only zero batch or zero channel inputs are supported, but got input shape: {}",
+                show(&conv_sizes)
+            ),
+        ));
+    }
+    if it.m.mode == Mode::Eager && dilation.iter().any(|&d| d <= 0) {
+        return Err(oe(
+            "other",
+            format!(
+                "dilation should be greater than zero, but got [{}, {}]",
+                dilation[0], dilation[1]
+            ),
+        ));
+    }
+    // The weight's dtype: eager's kernels.
+    if it.m.mode == Mode::Eager && dx != dw {
+        return Err(oe("other", format!("Input type (torch.{}Tensor) and weight type (torch.{}Tensor) should be the same or input should be a MKLDNN tensor and weight is a dense tensor", torch_type_name(dx), torch_type_name(dw))));
     }
     let mut sizes = Dims::new();
     if batched {
