@@ -926,15 +926,6 @@ impl Machine {
                         Some(ViewArg::ExpandKeep(mask)) => mask,
                         _ => 0,
                     };
-                    if (0..lead).any(|j| j < 64 && keep >> j & 1 == 1) {
-                        // A -1 for a new leading dim stays -1, which the
-                        // refs' validate_shape refuses with a bare check.
-                        return Err(OpError::new(
-                            "other",
-                            "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)",
-                        )
-                        .help(REPLAY_HELP));
-                    }
                     let mut out_sizes = c_sizes.clone();
                     let mut out_strides: Dims = smallvec::smallvec![SymInt::int(0); c_sizes.len()];
                     for (d, x) in sizes.iter().enumerate() {
@@ -952,6 +943,16 @@ impl Machine {
                             )
                             .help(REPLAY_HELP));
                         }
+                    }
+                    if (0..lead).any(|j| j < 64 && keep >> j & 1 == 1) {
+                        // A -1 for a new leading dim stays -1, which the
+                        // refs' validate_shape refuses with a bare check,
+                        // after each of the base's dims is checked.
+                        return Err(OpError::new(
+                            "other",
+                            "Expected cond to be True, but got False. (Could this error message be improved? If so, please report an enhancement request to PyTorch.)",
+                        )
+                        .help(REPLAY_HELP));
                     }
                     (out_sizes, out_strides)
                 }
