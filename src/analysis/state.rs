@@ -545,8 +545,13 @@ impl Machine {
             let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
             // Eager's node is as_strided of the base as it is now: a base
             // whose sizes changed without history (an in-place metadata op
-            // under no_grad) gets a gradient its own node refuses.
-            if self.mode == Mode::Eager && !self.grad_sizes.is_empty() {
+            // under no_grad) gets a gradient its own node refuses. Only a
+            // base that still requires grad is an edge the engine validates
+            // (after detach_() the node has no valid next edge).
+            if self.mode == Mode::Eager
+                && !self.grad_sizes.is_empty()
+                && self.requires_grad(view.base)
+            {
                 self.check_grad_sizes(node, 0, view.base);
             }
             let t = &mut self.tensors[id];
