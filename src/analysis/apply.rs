@@ -5502,11 +5502,12 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 if sizes.len() == 1 {
                     shape::wrap_dim(1, it.m.t(*me).sizes().len() + 1)?;
                 }
-                let stale = it.m.sizes.prod(&sizes)?;
-                let real = it.m.numel(*me)?;
-                if let (true, Some(n), Some(r)) = (sizes.len() != 1, stale.as_int(), real.as_int())
-                {
-                    if n != r {
+                // The view to the stale numel runs on the value: its
+                // infer_size compares the two (a guard when symbolic).
+                if sizes.len() != 1 {
+                    let stale = it.m.sizes.prod(&sizes)?;
+                    let real = it.m.numel(*me)?;
+                    if !it.m.sizes.eq(&real, &stale) {
                         return Err(invalid_shape_error(&[stale], &real));
                     }
                 }
@@ -5553,10 +5554,8 @@ fn stale_dims_check(it: &mut Interp, op: &OpDef, a: &Args) -> OpResult<()> {
                 target.extend(sizes[d + 1..].iter().cloned());
                 let stale = it.m.sizes.prod(&target)?;
                 let real = it.m.numel(*me)?;
-                if let (Some(n), Some(r)) = (stale.as_int(), real.as_int()) {
-                    if n != r {
-                        return Err(invalid_shape_error(&target, &real));
-                    }
+                if !it.m.sizes.eq(&real, &stale) {
+                    return Err(invalid_shape_error(&target, &real));
                 }
             }
         }
