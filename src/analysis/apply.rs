@@ -10188,7 +10188,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let x = a.tensor("input")?;
             let w = a.tensor("weight")?;
             let (xt, wt) = (it.m.t(x).clone(), it.m.t(w).clone());
+            // Python code and autograd read the wrapper's sizes, which
+            // set_() may have left 0-d (analysis only): `weight.size(0)` is
+            // then an IndexError.
+            let stale_0d = it.m.mode == Mode::Analysis
+                && it.m.stale_python_sizes(w).is_some_and(|s| s.is_empty());
             // torch.nn.functional.embedding's own asserts on padding_idx.
+            if stale_0d && matches!(a.get("padding_idx"), Value::Int(p) if p.as_int() != Some(0)) {
+                return Err(no_dims_error(0));
+            }
             if let (Value::Int(p), Some(rows)) = (a.get("padding_idx"), wt.sizes().first().and_then(SymInt::as_int)) {
                 if let Some(p) = p.as_int() {
                     if p >= rows || p < -rows {
@@ -10203,6 +10211,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // counter, no history).
                 let d = tensor_op(it, "detach", smallvec![Value::Tensor(w)], span)?;
                 it.m.mutate_data(d, "embedding_renorm_", &[("indices", Some(x))], span)?;
+            }
+            // The autograd kernel saves `weight.sym_size(0)` for the
+            // backward before the op runs.
+            if stale_0d && it.m.records_grad(&[w], wt.dtype) {
+                return Err(no_dims_error(0));
             }
             // embedding_symint's checkScalarTypes, in eager only (the
             // analysis's decomposition indexes with any dtype).
