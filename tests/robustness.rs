@@ -296,6 +296,19 @@ fn long_operator_chains() {
     assert!(!timed("1,999 terms", || exercise(deep.into_bytes())));
     let wide = format!("def f(a):\n    return a{}\n", " + a".repeat(250));
     assert!(timed("250 terms", || exercise(wide.into_bytes())));
+    // A long list literal is wide, not deep: its elements' operators are
+    // siblings', so it parses however many it has (a 5-d index tensor
+    // written out, gen2 held-out round 338)...
+    let rows = "[-1, 2, [3, -4 * 2]], ".repeat(20_000);
+    let literal = format!("def f(a):\n    return torch.tensor([{rows}])\n");
+    assert!(timed("a list of 20,000 lists", || exercise(
+        literal.into_bytes()
+    )));
+    // ...while a chain inside one element still counts as deep.
+    let deep_element = format!("def f(a):\n    return [0, [1, a{}]]\n", "[0]".repeat(2_500));
+    assert!(!timed("a subscript chain in a list", || exercise(
+        deep_element.into_bytes()
+    )));
 }
 
 /// Big programs, parsed in parts on several threads (`parse_module_on`),

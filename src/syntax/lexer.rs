@@ -21,10 +21,13 @@ use std::collections::VecDeque;
 pub const MAX_BRACKET_DEPTH: usize = 200;
 /// How many indented blocks may be open at once (CPython allows 100).
 pub const MAX_INDENT_DEPTH: usize = 100;
-/// How many operator and punctuation tokens one logical line may hold. Every
+/// How many operator and punctuation tokens may lead from a logical line's
+/// start to any one point of it, not counting the elements before a comma
+/// at each bracket level (siblings, which nest nothing in each other). Every
 /// expression node takes at least one such token, so this bounds how deep a
 /// tree the parser can build (even one it drops after a later error) and
-/// keeps dropping and walking trees from overflowing the stack.
+/// keeps dropping and walking trees from overflowing the stack, while a
+/// long list literal (`torch.tensor([[0, 1], [2, 3], ...])`) stays legal.
 pub const MAX_LINE_OPERATORS: usize = 2_000;
 /// How many `elif` branches one `if` may have (each nests one level).
 pub const MAX_ELIF_BRANCHES: usize = 200;
@@ -502,8 +505,12 @@ pub struct Layout<'a> {
     /// Byte offset where the current physical line starts.
     line_start: usize,
     done: bool,
-    /// Operator tokens seen in the current logical line.
+    /// Operator tokens on the way to the current point of the logical line
+    /// (the sum of `element_operators`).
     line_operators: usize,
+    /// For the line and each open bracket, outermost first: the operator
+    /// tokens of its current element (since its last comma).
+    element_operators: Vec<usize>,
     /// The most operator tokens any logical line had so far.
     max_line_operators: usize,
     /// `elif` branches seen so far at each indentation level.
@@ -565,6 +572,7 @@ impl<'a> Layout<'a> {
             line_start: start,
             done: false,
             line_operators: 0,
+            element_operators: vec![0],
             max_line_operators: 0,
             elif_counts: vec![0],
             line_first: None,
@@ -777,6 +785,8 @@ impl<'a> Layout<'a> {
                     let newline = self.line_has_tokens.then(|| {
                         self.line_has_tokens = false;
                         self.line_operators = 0;
+                        self.element_operators.clear();
+                        self.element_operators.push(0);
                         self.last_newline = Some(Span::new(start, end));
                         (start, Tok::Newline, end)
                     });
@@ -821,17 +831,31 @@ impl<'a> Layout<'a> {
                     return self.fail(error);
                 }
             }
-            if !matches!(
-                token,
-                Tok::Name(_)
-                    | Tok::Int(_)
-                    | Tok::Float(_)
-                    | Tok::Str(_)
-                    | Tok::Comma
-                    | Tok::RParen
-                    | Tok::RBracket
-                    | Tok::RBrace
-            ) {
+            let counts = match token {
+                Tok::Name(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) => false,
+                // A new element: the previous one's operators are siblings'.
+                Tok::Comma => {
+                    if let Some(last) = self.element_operators.last_mut() {
+                        self.line_operators -= std::mem::take(last);
+                    }
+                    false
+                }
+                // The bracket's elements are done: it is one operand now.
+                Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                    if self.element_operators.len() > 1 {
+                        self.line_operators -= self.element_operators.pop().unwrap_or(0);
+                    }
+                    false
+                }
+                _ => true,
+            };
+            if counts {
+                if let Some(last) = self.element_operators.last_mut() {
+                    *last += 1;
+                }
+                if matches!(token, Tok::LParen | Tok::LBracket | Tok::LBrace) {
+                    self.element_operators.push(0);
+                }
                 self.line_operators += 1;
                 self.max_line_operators = self.max_line_operators.max(self.line_operators);
                 if self.line_operators > MAX_LINE_OPERATORS {
