@@ -5353,6 +5353,23 @@ fn view_or_copy(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> Op
     }
 }
 
+/// Is this in-place transpose a no-op in C++ (`transpose_` with two dims
+/// that wrap to the same one, `t_` of fewer than 2 dims)?
+fn swaps_nothing(it: &mut Interp, op: &str, a: &Args, rank: usize) -> bool {
+    let (first, second) = match op {
+        "t_" => return rank < 2,
+        "transpose_" | "swapdims_" => ("dim0", "dim1"),
+        "swapaxes_" => ("axis0", "axis1"),
+        _ => return false,
+    };
+    let mut wrap = |name: &str| {
+        a.int(it, name)
+            .ok()
+            .and_then(|d| shape::wrap_dim(d, rank).ok())
+    };
+    matches!((wrap(first), wrap(second)), (Some(x), Some(y)) if x == y)
+}
+
 /// `flatten` of a tensor whose Python sizes are stale (`Machine::python_geom`,
 /// after `set_`): the C++ composite runs inside the analysis's mode and
 /// reads the wrapper's rank and sizes to wrap the dims and make the new
@@ -6916,7 +6933,13 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
     // base's: a layout past its end (an as_strided view the analysis
     // accepted) is refused there (tests/oracle/as_strided_view_bounds.tp).
     // (The wrapper's own layout is the one Python sees.)
-    if it.m.mode == Mode::Analysis && !resize && op.name != "as_strided_" {
+    // C++'s transpose_ returns early, without as_strided_, for two equal
+    // dims (so does t_ on fewer than 2 dims: transpose_(0, 0)).
+    if it.m.mode == Mode::Analysis
+        && !resize
+        && op.name != "as_strided_"
+        && !swaps_nothing(it, op.name, a, t.sizes().len())
+    {
         // Where they differ (a write re-laid the value, set_() swapped the
         // storage), tpi does not check.
         let differ = it.m.python_geom.contains_key(&me) || it.m.pending_values.contains_key(&me);
