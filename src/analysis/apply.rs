@@ -6659,6 +6659,14 @@ fn inplace_result(
         "masked_fill" => {
             let mask = a.tensor("mask")?;
             let md = it.m.t(mask).dtype;
+            let value = a.get("value");
+            // The analysis's ref converts the value first; eager's kernel
+            // checks a tensor value's rank first and converts a number
+            // last, after the shapes.
+            let value_first = it.m.mode == Mode::Analysis || matches!(value, Value::Tensor(_));
+            if value_first {
+                masked_fill_value(it, t.dtype, value)?;
+            }
             if md != DType::Bool {
                 return Err(oe(
                     "other",
@@ -6670,7 +6678,9 @@ fn inplace_result(
             }
             let ms = it.m.t(mask).sizes().clone();
             let b = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
-            masked_fill_value(it, t.dtype, a.get("value"))?;
+            if !value_first {
+                masked_fill_value(it, t.dtype, value)?;
+            }
             Ok(InplaceResult {
                 sizes: Some(b),
                 ..none
@@ -7923,6 +7933,19 @@ fn eager_scalar_fits(it: &Interp, dtype: DType, v: &Value) -> OpResult<()> {
 /// imaginary part overflows).
 fn masked_fill_value(it: &Interp, dtype: DType, value: &Value) -> OpResult<()> {
     let Value::Tensor(v) = value else {
+        // torch._refs.masked_fill converts a number to the tensor's Python
+        // type first (`_maybe_convert_to_dtype`): `int(inf)` and
+        // `int(nan)` raise (tests/oracle/masked_fill_nonfinite_int.tp).
+        if let (Mode::Analysis, Value::Float(f)) = (it.m.mode, value) {
+            if dtype.is_integral() && dtype != DType::Bool && !f.is_finite() {
+                let what = if f.is_nan() { "NaN" } else { "infinity" };
+                return Err(oe(
+                    "other",
+                    format!("cannot convert float {what} to integer"),
+                )
+                .help("an integer tensor cannot hold inf or nan: fill with a number it can hold, or convert it to a floating dtype first"));
+            }
+        }
         return eager_scalar_fits(it, dtype, value);
     };
     let vt = it.m.t(*v);
@@ -9020,12 +9043,35 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "masked_fill" => {
             let t = need(&t, op)?;
             let mask = a.tensor("mask")?;
-            if it.m.t(mask).dtype != DType::Bool {
-                return Err(oe("other", "masked_fill only supports boolean masks"));
-            }
-            masked_fill_value(it, t.dtype, a.get("value"))?;
             let ms = it.m.t(mask).sizes().clone();
-            let sizes = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
+            let value = a.get("value");
+            // The analysis's ref converts the value first; eager expands
+            // self and mask first (expand_outplace), then its masked_fill_
+            // checks a tensor value's rank, the mask, and converts a number
+            // last.
+            let sizes = match it.m.mode {
+                Mode::Analysis => {
+                    masked_fill_value(it, t.dtype, value)?;
+                    if it.m.t(mask).dtype != DType::Bool {
+                        return Err(oe("other", "masked_fill only supports boolean masks"));
+                    }
+                    shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?
+                }
+                Mode::Eager => {
+                    let sizes = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
+                    let tensor_value = matches!(value, Value::Tensor(_));
+                    if tensor_value {
+                        masked_fill_value(it, t.dtype, value)?;
+                    }
+                    if it.m.t(mask).dtype != DType::Bool {
+                        return Err(oe("other", "masked_fill only supports boolean masks"));
+                    }
+                    if !tensor_value {
+                        masked_fill_value(it, t.dtype, value)?;
+                    }
+                    sizes
+                }
+            };
             // Eager clones the expanded self with MemoryFormat::Contiguous;
             // the analysis runs torch._refs.masked_fill,
             // `where(mask, value, self).contiguous()`, which keeps where's
