@@ -4670,7 +4670,10 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                     Mode::Eager => None,
                 }
                 .unwrap_or_else(|| it.m.t(v).sizes().clone());
-                view_without_leading_ones(it, v, &sizes, false, span)?
+                let entry = it.m.inference_mode;
+                it.dispatched_view(entry, |it| {
+                    view_without_leading_ones(it, v, &sizes, false, span)
+                })?
             }
             other => other,
         };
@@ -4738,15 +4741,22 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
             }
             // copy_to: a value of another shape is first viewed without its
             // leading 1s and expanded to the destination (a view of it).
+            // (Both are view ops called from C++ through the dispatcher:
+            // under inference_mode their autograd kernels give the result
+            // the value's version counter, `dispatched_view`.)
             let v = if !vs.is_empty() && vs != ds {
-                let viewed = view_without_leading_ones(it, v, &vs, stale_value, span)?;
-                let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
-                match it.call_op(
-                    "expand",
-                    smallvec::smallvec![viewed, Value::tuple(sizes)],
-                    Vec::new(),
-                    span,
-                )? {
+                let entry = it.m.inference_mode;
+                let expanded = it.dispatched_view(entry, |it| {
+                    let viewed = view_without_leading_ones(it, v, &vs, stale_value, span)?;
+                    let sizes: Vec<Value> = ds.iter().cloned().map(Value::Int).collect();
+                    it.call_op(
+                        "expand",
+                        smallvec::smallvec![viewed, Value::tuple(sizes)],
+                        Vec::new(),
+                        span,
+                    )
+                })?;
+                match expanded {
                     Value::Tensor(e) => e,
                     _ => v,
                 }
