@@ -2615,7 +2615,23 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 (i + 1..rank)
                     .any(|j| b.sizes()[i] == b.sizes()[j] && b.strides()[i] == b.strides()[j])
             });
-            if alike {
+            // The dims as given, when one is negative: the replay wraps
+            // them on the new rank.
+            let given: Option<Vec<i8>> = a.get("dims").sequence().and_then(|ds| {
+                ds.iter()
+                    .map(|d| match d {
+                        Value::Int(i) => i8::try_from(i.as_int()?).ok(),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            if let Some(given) = given.filter(|g| g.len() <= 8 && g.iter().any(|&d| d < 0)) {
+                let mut dims = [0i8; 8];
+                dims[..given.len()].copy_from_slice(&given);
+                let len = given.len() as u8;
+                it.m.view_args
+                    .insert(v, ViewArg::GivenPermutation { dims, len });
+            } else if alike {
                 let dims: Option<Vec<usize>> = a.get("dims").sequence().and_then(|ds| {
                     ds.iter()
                         .map(|d| match d {

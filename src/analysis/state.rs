@@ -263,6 +263,10 @@ pub enum ViewArg {
     /// A `permute` of a base with dims alike (same size and stride): the
     /// permutation, wrapped.
     Permutation(shape::Perm),
+    /// A `permute` given a negative dim (up to 8 dims): the dims as given,
+    /// which its replay wraps on the new rank before it compares the
+    /// permutation's length with it (torch._refs.permute).
+    GivenPermutation { dims: [i8; 8], len: u8 },
     /// The dims (bits, from the left) an `expand` was given as -1: replayed,
     /// they keep the new base's size.
     ExpandKeep(u64),
@@ -889,6 +893,28 @@ impl Machine {
                     let (mut ps, mut pt) = (sizes.clone(), strides.clone());
                     ps.reverse();
                     pt.reverse();
+                    (ps, pt)
+                }
+                "permute" if matches!(arg, Some(ViewArg::GivenPermutation { .. })) => {
+                    let Some(ViewArg::GivenPermutation { dims, len }) = arg else {
+                        return Ok(());
+                    };
+                    // torch._refs.permute: canonicalize_dims on the new
+                    // rank, then prims.transpose's length check.
+                    let mut perm = Vec::with_capacity(usize::from(len));
+                    for &d in &dims[..usize::from(len)] {
+                        perm.push(
+                            shape::wrap_dim(i64::from(d), sizes.len())
+                                .map_err(|e| e.help(REPLAY_HELP))?,
+                        );
+                    }
+                    if perm.len() != sizes.len() {
+                        return Err(
+                            shape::permute_length_error(sizes.len(), perm.len()).help(REPLAY_HELP)
+                        );
+                    }
+                    let ps: Dims = perm.iter().map(|&j| sizes[j].clone()).collect();
+                    let pt: Dims = perm.iter().map(|&j| strides[j].clone()).collect();
                     (ps, pt)
                 }
                 "permute" | "movedim" | "moveaxis" => {
@@ -3694,6 +3720,13 @@ impl Machine {
         let rank = base.sizes().len();
         step.perm = match self.view_args.get(&child) {
             Some(ViewArg::Permutation(p)) => Some(*p),
+            Some(ViewArg::GivenPermutation { dims, len }) => {
+                let wrapped: Option<Vec<usize>> = dims[..usize::from(*len)]
+                    .iter()
+                    .map(|&d| shape::wrap_dim(i64::from(d), rank).ok())
+                    .collect();
+                wrapped.as_deref().and_then(shape::Perm::new)
+            }
             Some(&ViewArg::TransposeDims(d0, d1)) => {
                 let wrap = |d: i8| shape::wrap_dim(i64::from(d), rank).ok();
                 match (wrap(d0), wrap(d1)) {
