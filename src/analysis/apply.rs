@@ -4974,6 +4974,20 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "tensor_split" => {
             // CompositeImplicitAutograd: plain slices, not a multi-output view.
             multi = false;
+            // It reads the dim's size as Python sees it (stale after set_():
+            // the sections' bounds and the last piece's end come from it),
+            // and the slices run on the value
+            // (tests/oracle/set_stale_tensor_split.tp).
+            let (d, seen) = match it.m.mode {
+                Mode::Analysis => match it.m.stale_python_sizes(me) {
+                    Some(stale) => match shape::wrap_dim(dim, stale.len()) {
+                        Ok(pd) if pd < nd => (pd, stale[pd].clone()),
+                        _ => (d, size.clone()),
+                    },
+                    None => (d, size.clone()),
+                },
+                Mode::Eager => (d, size.clone()),
+            };
             if let (Value::Int(k), true) = (a.get("indices_or_sections"), size.is_symbolic()) {
                 // Sections of a symbolic dim: size // k each, one more for the
                 // first size % k pieces (guarded, as PyTorch's loop does).
@@ -5036,7 +5050,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             let bounds: Vec<SymInt> = match &arg {
                 Value::Int(s) => {
-                    let n = it.m.sizes.concrete(&size, "tensor_split")?;
+                    let n = it.m.sizes.concrete(&seen, "tensor_split")?;
                     let k = it.m.sizes.concrete(s, "tensor_split")?;
                     if k <= 0 {
                         return Err(oe(
@@ -5061,7 +5075,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // between consecutive indices as given (slice wraps a negative
             // one and clamps), the last piece to the dim's end.
             let mut start = SymInt::int(0);
-            for end in bounds.into_iter().chain([size.clone()]) {
+            for end in bounds.into_iter().chain([seen.clone()]) {
                 metas.push(slice_meta(
                     it,
                     &t,
