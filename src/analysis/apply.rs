@@ -4825,6 +4825,12 @@ fn tensor_split_rank_error() -> OpError {
 
 fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResult<Value> {
     let me = a.tensor("self")?;
+    // split's, split_with_sizes' and unbind's autograd kernels collect the
+    // input's grad_fn (regenerating a stale view's, which may refuse)
+    // before the op checks its arguments (tests/oracle/multi_view_stale_edge_first.tp).
+    if matches!(op.name, "split" | "split_with_sizes" | "unbind") {
+        it.m.collect_stale_edge(me)?;
+    }
     let t = it.m.t(me).clone();
     let nd = t.sizes().len();
     // (tensor_split, CompositeImplicit, checks the dims Python sees.)
