@@ -895,44 +895,37 @@ impl Machine {
                     pt.reverse();
                     (ps, pt)
                 }
-                "permute" if matches!(arg, Some(ViewArg::GivenPermutation { .. })) => {
-                    let Some(ViewArg::GivenPermutation { dims, len }) = arg else {
-                        return Ok(());
+                "permute" | "movedim" | "moveaxis" => {
+                    // The dims as given when one was negative; else the
+                    // permutation that made the child of the old input.
+                    let given: Vec<i64> = match arg {
+                        Some(ViewArg::GivenPermutation { dims, len }) if op == "permute" => dims
+                            [..usize::from(len)]
+                            .iter()
+                            .map(|&d| i64::from(d))
+                            .collect(),
+                        _ => {
+                            let mut used = vec![false; old_sizes.len()];
+                            let mut perm = Vec::with_capacity(c_sizes.len());
+                            for (size, stride) in c_sizes.iter().zip(&c_strides) {
+                                let Some(j) = (0..old_sizes.len()).find(|&j| {
+                                    !used[j] && old_sizes[j] == *size && old_strides[j] == *stride
+                                }) else {
+                                    return Ok(());
+                                };
+                                used[j] = true;
+                                perm.push(j as i64);
+                            }
+                            perm
+                        }
                     };
                     // torch._refs.permute: canonicalize_dims on the new
                     // rank, then prims.transpose's length check.
-                    let mut perm = Vec::with_capacity(usize::from(len));
-                    for &d in &dims[..usize::from(len)] {
+                    let mut perm = Vec::with_capacity(given.len());
+                    for d in given {
                         perm.push(
-                            shape::wrap_dim(i64::from(d), sizes.len())
-                                .map_err(|e| e.help(REPLAY_HELP))?,
+                            shape::wrap_dim(d, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?,
                         );
-                    }
-                    if perm.len() != sizes.len() {
-                        return Err(
-                            shape::permute_length_error(sizes.len(), perm.len()).help(REPLAY_HELP)
-                        );
-                    }
-                    let ps: Dims = perm.iter().map(|&j| sizes[j].clone()).collect();
-                    let pt: Dims = perm.iter().map(|&j| strides[j].clone()).collect();
-                    (ps, pt)
-                }
-                "permute" | "movedim" | "moveaxis" => {
-                    // The permutation that made the child of the old input.
-                    let mut used = vec![false; old_sizes.len()];
-                    let mut perm = Vec::with_capacity(c_sizes.len());
-                    for (size, stride) in c_sizes.iter().zip(&c_strides) {
-                        let Some(j) = (0..old_sizes.len()).find(|&j| {
-                            !used[j] && old_sizes[j] == *size && old_strides[j] == *stride
-                        }) else {
-                            return Ok(());
-                        };
-                        used[j] = true;
-                        perm.push(j);
-                    }
-                    // permute wraps its dims first, then compares the rank.
-                    for &d in &perm {
-                        shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
                     }
                     if perm.len() != sizes.len() {
                         return Err(
