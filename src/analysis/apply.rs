@@ -1086,6 +1086,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                         matmul_saved_views(it, *x, *y, node);
                     }
                 }
+                if it.m.mode == Mode::Eager && op.name == "linear" {
+                    linear_saved_views(it, &a, node, false);
+                }
                 if it.m.mode == Mode::Eager && op.name == "outer" {
                     // `self.reshape({-1, 1}) * vec2`: mul saves the reshape,
                     // a view of `self` with a node of its own, which an
@@ -9657,7 +9660,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // intermediate.
                 let named = named_inputs(a);
                 let tmp = it.m.fresh(meta.clone(), span, "linear");
-                it.m.record_history("linear", false, &named, &[tmp], span)?;
+                if let Some(node) = it.m.record_history("linear", false, &named, &[tmp], span)? {
+                    linear_saved_views(it, a, node, true);
+                }
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
                 return Ok((vec![], Some(Value::Tensor(v))));
             }
@@ -11472,6 +11477,23 @@ fn matmul_saved_views(it: &mut Interp, x: TensorId, y: TensorId, node: NodeId) {
         };
         if !kept {
             it.m.nodes[node].saved[k].detachable = false;
+        }
+    }
+}
+
+/// Eager's linear saves views of its operands, which keep their own nodes
+/// when the operand is detached in place: the weight as `weight.t()`, and
+/// the input as its 2-d reshape (`_flatten_nd_linear`, `flattened`) or as
+/// matmul's fold of an input of 3 or more dims; only a 1-d or 2-d input
+/// is saved as itself.
+fn linear_saved_views(it: &mut Interp, a: &Args, node: NodeId, flattened: bool) {
+    let (Ok(x), Ok(w)) = (a.tensor("input"), a.tensor("weight")) else {
+        return;
+    };
+    let x_itself = !flattened && it.m.t(x).sizes().len() <= 2 && x != w;
+    for s in it.m.nodes[node].saved.iter_mut() {
+        if s.tensor == w || (s.tensor == x && !x_itself) {
+            s.detachable = false;
         }
     }
 }
