@@ -2618,31 +2618,31 @@ fn record_view_args(it: &mut Interp, rule: &str, a: &Args, base: TensorId, v: Te
                 (i + 1..rank)
                     .any(|j| b.sizes()[i] == b.sizes()[j] && b.strides()[i] == b.strides()[j])
             });
-            // The dims as given, when one is negative: the replay wraps
-            // them on the new rank.
-            let given: Option<Vec<i8>> = a.get("dims").sequence().and_then(|ds| {
+            let given: Option<Vec<i64>> = a.get("dims").sequence().and_then(|ds| {
                 ds.iter()
                     .map(|d| match d {
-                        Value::Int(i) => i8::try_from(i.as_int()?).ok(),
+                        Value::Int(i) => i.as_int(),
                         _ => None,
                     })
                     .collect()
             });
-            if let Some(given) = given.filter(|g| g.len() <= 8 && g.iter().any(|&d| d < 0)) {
+            let Some(given) = given else {
+                return;
+            };
+            // The dims as given, when one is negative: the replay wraps
+            // them on the new rank.
+            let small: Option<Vec<i8>> = given.iter().map(|&d| i8::try_from(d).ok()).collect();
+            if let Some(small) = small.filter(|g| g.len() <= 8 && g.iter().any(|&d| d < 0)) {
                 let mut dims = [0i8; 8];
-                dims[..given.len()].copy_from_slice(&given);
-                let len = given.len() as u8;
+                dims[..small.len()].copy_from_slice(&small);
+                let len = small.len() as u8;
                 it.m.view_args
                     .insert(v, ViewArg::GivenPermutation { dims, len });
             } else if alike {
-                let dims: Option<Vec<usize>> = a.get("dims").sequence().and_then(|ds| {
-                    ds.iter()
-                        .map(|d| match d {
-                            Value::Int(i) => shape::wrap_dim(i.as_int()?, rank).ok(),
-                            _ => None,
-                        })
-                        .collect()
-                });
+                let dims: Option<Vec<usize>> = given
+                    .iter()
+                    .map(|&d| shape::wrap_dim(d, rank).ok())
+                    .collect();
                 if let Some(p) = dims.as_deref().and_then(shape::Perm::new) {
                     it.m.view_args.insert(v, ViewArg::Permutation(p));
                 }
@@ -6707,29 +6707,13 @@ fn inplace_result(
         }
         "masked_fill" => {
             let mask = a.tensor("mask")?;
-            let md = it.m.t(mask).dtype;
-            let value = a.get("value");
-            // The analysis's ref converts the value first; eager's kernel
-            // checks a tensor value's rank first and converts a number
-            // last, after the shapes.
-            let value_first = it.m.mode == Mode::Analysis || matches!(value, Value::Tensor(_));
-            if value_first {
-                masked_fill_value(it, t.dtype, value)?;
-            }
-            if md != DType::Bool {
-                return Err(oe(
-                    "other",
+            let b =
+                masked_fill_checks(it, t.dtype, t.sizes(), mask, a.get("value"), false, |md| {
                     format!(
                         "masked_fill_ only supports boolean masks, but got mask with dtype {}",
                         md.name()
-                    ),
-                ));
-            }
-            let ms = it.m.t(mask).sizes().clone();
-            let b = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
-            if !value_first {
-                masked_fill_value(it, t.dtype, value)?;
-            }
+                    )
+                })?;
             Ok(InplaceResult {
                 sizes: Some(b),
                 ..none
@@ -8017,6 +8001,46 @@ fn masked_fill_value(it: &Interp, dtype: DType, value: &Value) -> OpResult<()> {
     Ok(())
 }
 
+/// masked_fill's checks in each mode's order, and the broadcast shape of
+/// self and mask: the analysis's ref converts the value first, then
+/// checks the mask and the shapes; eager's kernel checks a tensor value's
+/// rank, the mask, the shapes, and converts a number last
+/// (`expand_first`: the out-of-place op's expand_outplace comes before
+/// all of them).
+fn masked_fill_checks(
+    it: &mut Interp,
+    dtype: DType,
+    sizes: &[SymInt],
+    mask: TensorId,
+    value: &Value,
+    expand_first: bool,
+    mask_error: impl Fn(DType) -> String,
+) -> OpResult<Dims> {
+    let eager = it.m.mode == Mode::Eager;
+    let ms = it.m.t(mask).sizes().clone();
+    let expanded = if eager && expand_first {
+        Some(shape::broadcast_shapes(sizes, &ms, &mut it.m.sizes)?)
+    } else {
+        None
+    };
+    let value_first = !eager || matches!(value, Value::Tensor(_));
+    if value_first {
+        masked_fill_value(it, dtype, value)?;
+    }
+    let md = it.m.t(mask).dtype;
+    if md != DType::Bool {
+        return Err(oe("other", mask_error(md)));
+    }
+    let b = match expanded {
+        Some(b) => b,
+        None => shape::broadcast_shapes(sizes, &ms, &mut it.m.sizes)?,
+    };
+    if !value_first {
+        masked_fill_value(it, dtype, value)?;
+    }
+    Ok(b)
+}
+
 /// Eager's gather and scatter kernels read their indices: a literal one
 /// outside `[0, self.size(dim))` fails (negative ones too).
 fn literal_index_bounds(it: &Interp, me: TensorId, dim: usize, ix: TensorId) -> OpResult<()> {
@@ -9092,35 +9116,11 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         "masked_fill" => {
             let t = need(&t, op)?;
             let mask = a.tensor("mask")?;
-            let ms = it.m.t(mask).sizes().clone();
-            let value = a.get("value");
-            // The analysis's ref converts the value first; eager expands
-            // self and mask first (expand_outplace), then its masked_fill_
-            // checks a tensor value's rank, the mask, and converts a number
-            // last.
-            let sizes = match it.m.mode {
-                Mode::Analysis => {
-                    masked_fill_value(it, t.dtype, value)?;
-                    if it.m.t(mask).dtype != DType::Bool {
-                        return Err(oe("other", "masked_fill only supports boolean masks"));
-                    }
-                    shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?
-                }
-                Mode::Eager => {
-                    let sizes = shape::broadcast_shapes(t.sizes(), &ms, &mut it.m.sizes)?;
-                    let tensor_value = matches!(value, Value::Tensor(_));
-                    if tensor_value {
-                        masked_fill_value(it, t.dtype, value)?;
-                    }
-                    if it.m.t(mask).dtype != DType::Bool {
-                        return Err(oe("other", "masked_fill only supports boolean masks"));
-                    }
-                    if !tensor_value {
-                        masked_fill_value(it, t.dtype, value)?;
-                    }
-                    sizes
-                }
-            };
+            // (Eager's out-of-place op expands self and mask first,
+            // expand_outplace, then runs masked_fill_.)
+            let sizes = masked_fill_checks(it, t.dtype, t.sizes(), mask, a.get("value"), true, |_| {
+                "masked_fill only supports boolean masks".to_string()
+            })?;
             // Eager clones the expanded self with MemoryFormat::Contiguous;
             // the analysis runs torch._refs.masked_fill,
             // `where(mask, value, self).contiguous()`, which keeps where's
@@ -11557,17 +11557,22 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     if !(seen.len() == 3 || seen.len() == 4) {
         return Err(rank_error(&seen));
     }
-    let wdim = wt.sizes().len();
-    if seen.len() != xt.sizes().len() && wdim == 4 {
-        // It batches (unsqueeze(0)) the real input by the rank Python
-        // sees; _convolution then checks the real rank against the weight's.
-        let given: Dims = if seen.len() == 4 {
+    // The input's sizes as the convolution gets them: as they are when
+    // batched, else unsqueezed at 0 (batchify).
+    let with_batch = |batched: bool| -> Dims {
+        if batched {
             xt.sizes().clone()
         } else {
             std::iter::once(SymInt::int(1))
                 .chain(xt.sizes().iter().cloned())
                 .collect()
-        };
+        }
+    };
+    let wdim = wt.sizes().len();
+    if seen.len() != xt.sizes().len() && wdim == 4 {
+        // It batches (unsqueeze(0)) the real input by the rank Python
+        // sees; _convolution then checks the real rank against the weight's.
+        let given = with_batch(seen.len() == 4);
         if given.len() != 4 {
             return Err(oe("other", format!("Expected 4-dimensional input for 4-dimensional weight {}, but got {}-dimensional input of size {} instead", show(wt.sizes()), given.len(), show(&given))));
         }
@@ -11578,13 +11583,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     }
     if wdim != 4 && matches!(a.get("padding"), Value::Str(p) if &**p == "same") {
         // _convolution_mode checks the ranks before anything else.
-        let batched_sizes = if batched {
-            xt.sizes().clone()
-        } else {
-            std::iter::once(SymInt::int(1))
-                .chain(xt.sizes().iter().cloned())
-                .collect()
-        };
+        let batched_sizes = with_batch(batched);
         let message = if wdim <= 2 {
             "weight should have at least three dimensions".to_string()
         } else {
@@ -11737,13 +11736,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     let off = if batched { 1 } else { 0 };
     // The sizes as the convolution sees them: batched, and padded first
     // for an asymmetric 'same'.
-    let mut conv_sizes: Dims = if batched {
-        xt.sizes().clone()
-    } else {
-        std::iter::once(SymInt::int(1))
-            .chain(xt.sizes().iter().cloned())
-            .collect()
-    };
+    let mut conv_sizes = with_batch(batched);
     for (i, extra) in input_extra.iter().enumerate() {
         conv_sizes[2 + i] = it.m.sizes.add(&conv_sizes[2 + i], extra)?;
     }
