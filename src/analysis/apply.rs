@@ -4866,6 +4866,9 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
     let size = t.sizes()[d].clone();
     let mut metas = Vec::new();
     let mut multi = true;
+    // A split's view metas: the pieces' ends their inverses clamp
+    // (`Machine::split_ends`), when a size is symbolic.
+    let mut inverse_ends: Vec<SymInt> = Vec::new();
     match op.rule {
         "unbind" => {
             let n = it.m.sizes.concrete(&size, "unbind")?;
@@ -4896,7 +4899,9 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         let each =
                             it.m.sizes
                                 .floordiv(&it.m.sizes.add(&size, &SymInt::int(chunks - 1))?, &c)?;
-                        symbolic_split(it, &size, &each)?
+                        let parts = symbolic_split(it, &size, &each)?;
+                        inverse_ends = split_tensor_ends(it, &each, parts.len())?;
+                        parts
                     } else {
                         let n = it.m.sizes.concrete(&size, "chunk")?;
                         let each = (n + chunks - 1) / chunks;
@@ -4914,7 +4919,9 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     if (size.is_symbolic() && s.as_int().is_some_and(|e| e > 0))
                         || (s.is_symbolic() && !it.m.sizes.lt_int(s, 1)) =>
                 {
-                    symbolic_split(it, &size, s)?
+                    let parts = symbolic_split(it, &size, s)?;
+                    inverse_ends = split_tensor_ends(it, s, parts.len())?;
+                    parts
                 }
                 (_, Value::Int(s)) => {
                     let n = it.m.sizes.concrete(&size, "split")?;
@@ -4974,6 +4981,15 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                                 }
                             },
                         ));
+                    }
+                    if it.m.mode == Mode::Analysis
+                        && (size.is_symbolic() || parts.iter().any(SymInt::is_symbolic))
+                    {
+                        let mut end = SymInt::int(0);
+                        for p in &parts {
+                            end = it.m.sizes.add(&end, p)?;
+                            inverse_ends.push(end.clone());
+                        }
                     }
                     parts
                 }
@@ -5130,6 +5146,11 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
         if let (Some(node), Mode::Eager, DType::F16 | DType::BF16) = (first, it.m.mode, dtype) {
             it.m.concat_backward.push((node, dtype));
         }
+        if inverse_ends.len() == ids.len() {
+            for (&i, end) in ids.iter().zip(inverse_ends) {
+                it.m.split_ends.insert(i, (d as u8, end));
+            }
+        }
         for (k, &i) in ids.iter().enumerate() {
             let t = &mut it.m.tensors[i];
             // "Output k of SplitBackward0" in autograd's messages.
@@ -5190,6 +5211,18 @@ fn symbolic_split(it: &mut Interp, size: &SymInt, each: &SymInt) -> OpResult<Dim
     let used = it.m.sizes.mul(each, &SymInt::int(k - 1))?;
     parts.push(it.m.sizes.sub(size, &used)?);
     Ok(parts)
+}
+
+/// The ends `split_Tensor_inverse` computes for `count` pieces of `each`
+/// (`split_size * (idx + 1)`; the last may pass the dim's size). Analysis
+/// only: eager has no view metas.
+fn split_tensor_ends(it: &Interp, each: &SymInt, count: usize) -> OpResult<Vec<SymInt>> {
+    if it.m.mode != Mode::Analysis {
+        return Ok(Vec::new());
+    }
+    (1..=count as i64)
+        .map(|k| it.m.sizes.mul(each, &SymInt::int(k)))
+        .collect()
 }
 
 fn split_sizes(n: i64, each: i64) -> Dims {
