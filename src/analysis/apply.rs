@@ -9960,8 +9960,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "Repeats must be non-negative"));
             }
             if let (true, Some(me)) = (int_repeats, me) {
-                // at::repeat_interleave_symint unsqueezes (and flattens) self.
-                it.m.check_composite_view(me, op.name)?;
+                // at::repeat_interleave_symint unsqueezes (and flattens)
+                // self: a view of it, unless the flatten (a reshape of 2+
+                // dims) cannot view it and copies
+                // (tests/oracle/inference_repeat_interleave_copy.tp).
+                let copies = a.opt_int(it, "dim")?.is_none() && t.sizes().len() >= 2 && {
+                    let numel = it.m.numel(me)?;
+                    shape::compute_stride(t.sizes(), t.strides(), &[numel], &mut it.m.sizes)?
+                        .is_none()
+                };
+                if !copies {
+                    it.m.check_composite_view(me, op.name)?;
+                }
             }
             // An int repeats: the (flattened, without a dim) input with the
             // repeats as a new dim after `dim`, expanded, cloned, and the two
