@@ -6157,6 +6157,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             let old = it.m.t(me).geom.clone();
             let geom = it.m.geometry(sizes, strides);
             it.m.python_geom.entry(me).or_insert(old);
+            it.m.keep_dropped_strides(me, geom.sizes().len());
             it.m.tensors[me].set_geometry(geom);
         } else {
             let structured = matches!(op.name, "addmm_" | "baddbmm_");
@@ -7074,6 +7075,7 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
         {
             it.m.pend_views_of_resized(me, &geom);
         }
+        it.m.keep_dropped_strides(me, geom.sizes().len());
         it.m.tensors[me].set_geometry(geom);
         return Ok(Value::Tensor(me));
     }
@@ -7256,6 +7258,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             }
+            it.m.keep_dropped_strides(me, s.sizes().len());
             let t = &mut it.m.tensors[me];
             t.storage = s.storage;
             t.set_geometry(s.geometry().clone());

@@ -317,6 +317,9 @@ fn accumulate_copy_error(
     let t = &m.tensors[leaf];
     let (sizes, strides) = (t.sizes().clone(), t.strides().clone());
     let grad_strides = shape::contiguous_strides(&grad, &mut m.sizes).ok()?;
+    // A gradient of more dims than the leaf has now reads strides past its
+    // rank, which C++ does not check: the inline slots' leftovers
+    // (tests/oracle/eager_accumulate_stale_stride_slots.tp).
     let obeys = grad
         .iter()
         .zip(&grad_strides)
@@ -325,7 +328,7 @@ fn accumulate_copy_error(
             if g.as_int() == Some(1) {
                 st.as_int() != Some(0)
             } else {
-                strides.get(i) == Some(st)
+                m.stride_slot(leaf, i).as_ref() == Some(st)
             }
         });
     if obeys || !shape::is_non_overlapping_and_dense(&sizes, &strides, &mut m.sizes) {

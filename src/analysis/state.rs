@@ -186,6 +186,12 @@ pub struct Machine {
     /// each write through the piece runs the inverse, which decides
     /// `end > dim_size` on the base (`split_Tensor_inverse`). Analysis only.
     pub split_ends: rustc_hash::FxHashMap<TensorId, (u8, SymInt)>,
+    /// Eager: the strides c10's `SizesAndStrides` keeps in its inline slots
+    /// past a tensor's rank (up to 5) after an in-place metadata change
+    /// lowered it: shrinking keeps them, growing zeroes the new slots first.
+    /// AccumulateGrad's `obeys_layout_contract` reads them for a gradient of
+    /// more dims (`stride_slot`). Few.
+    pub stale_stride_slots: rustc_hash::FxHashMap<TensorId, [SymInt; INLINE_DIMS]>,
     /// Tensors whose `resize_()` grew their storage in the analysis:
     /// functionalization gave each a storage of its own whose fake data
     /// lives on the meta device, so a view of it fails
@@ -383,6 +389,7 @@ impl Machine {
             relaid: Default::default(),
             view_args: Default::default(),
             split_ends: Default::default(),
+            stale_stride_slots: Default::default(),
             grown_by_resize: Default::default(),
             viewed_in_place: Default::default(),
             resize_views: Default::default(),
@@ -3595,6 +3602,43 @@ impl Machine {
         false
     }
 
+    /// Eager: `target` is about to take a geometry of `new_rank` dims in
+    /// place (`set_sizes_and_strides`): the strides of the dims it drops stay
+    /// in their inline slots (`Machine::stale_stride_slots`).
+    pub fn keep_dropped_strides(&mut self, target: TensorId, new_rank: usize) {
+        if self.mode != Mode::Eager {
+            return;
+        }
+        let old = self.tensors[target].strides();
+        if new_rank >= old.len() || new_rank >= INLINE_DIMS || old.len() > INLINE_DIMS {
+            return;
+        }
+        let old = old.clone();
+        let slots = self
+            .stale_stride_slots
+            .entry(target)
+            .or_insert_with(|| std::array::from_fn(|_| SymInt::int(0)));
+        slots[new_rank..old.len()].clone_from_slice(&old[new_rank..]);
+    }
+
+    /// The stride C++ reads at `variable.sym_strides()[i]`: past the rank,
+    /// the inline slot's leftover (0 if no geometry ever reached it); None
+    /// past the inline slots (heap memory, unknown).
+    pub fn stride_slot(&self, t: TensorId, i: usize) -> Option<SymInt> {
+        let strides = self.tensors[t].strides();
+        if let Some(s) = strides.get(i) {
+            return Some(s.clone());
+        }
+        if i >= INLINE_DIMS || strides.len() > INLINE_DIMS {
+            return None;
+        }
+        Some(
+            self.stale_stride_slots
+                .get(&t)
+                .map_or_else(|| SymInt::int(0), |slots| slots[i].clone()),
+        )
+    }
+
     /// Records an in-place metadata change (`t_`, `unsqueeze_`, `as_strided_`…).
     pub fn mutate_metadata(
         &mut self,
@@ -3635,6 +3679,7 @@ impl Machine {
                 }
             }
         }
+        self.keep_dropped_strides(target, geom.sizes().len());
         let t = &mut self.tensors[target];
         t.set_geometry(geom);
         t.offset = offset;
@@ -3716,6 +3761,9 @@ impl Machine {
 /// The hint of an unbacked size (`Machine::unbacked_size`): larger than the
 /// oracle's input hints, with many divisors, so that views of it reshape.
 const UNBACKED_HINT: i64 = 720;
+
+/// c10's `C10_SIZES_AND_STRIDES_MAX_INLINE_SIZE`: dims kept inline.
+pub const INLINE_DIMS: usize = 5;
 
 /// View op `op` as it made a view with geometry `view` of a base with
 /// geometry `base`.
