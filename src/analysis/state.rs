@@ -2482,9 +2482,9 @@ impl Machine {
                 // resize_as_ writes a value of the new sizes back through the
                 // view: its fake data is on the meta device as well
                 // (tests/oracle/resize_as_view_metas.tp).
-                self.grown_by_resize.insert(target);
+                self.grow_aliases(target, storage);
             } else if !is_view {
-                self.grown_by_resize.insert(target);
+                self.grow_aliases(target, storage);
                 // maybe_replace_storage gives the wrapper a fresh functional
                 // storage: the writes before it are no data mutation of
                 // the input any more (its generation starts again).
@@ -2496,6 +2496,18 @@ impl Machine {
         }
         self.storages[storage].nbytes = Some(SymInt::int(need));
         Ok(true)
+    }
+
+    /// `target`'s storage grew under a resize: it and the storage's other
+    /// aliases now (a resize_as_ does not refuse them) share the fake data,
+    /// so a view of any of them fails (`grown_by_resize`). A tensor that
+    /// takes the storage later (`set_()`) does not
+    /// (tests/oracle/resize_as_grown_aliases.tp).
+    fn grow_aliases(&mut self, target: TensorId, storage: StorageId) {
+        self.grown_by_resize.insert(target);
+        let aliases = (0..self.tensors.len() as TensorId)
+            .filter(|&t| t != target && self.tensors[t].storage == storage);
+        self.grown_by_resize.extend(aliases.collect::<Vec<_>>());
     }
 
     /// `resize_as_` in the analysis is a data write of a value with the
