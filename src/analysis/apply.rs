@@ -835,8 +835,10 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
     // ...): functionalization appends them to the tensor's view metas
     // without a sync (`Machine::mutate_metadata`); resize_ and resize_as_
     // are mutations and sync (tests/oracle/inplace_view_no_sync.tp).
-    let inplace_view =
-        op.class == OpClass::InplaceMeta && !matches!(op.rule, "resize" | "resize_as");
+    // (detach_ is one too, tagged inplace_view: tests/oracle/detach_inplace_no_sync.tp.)
+    let inplace_view = (op.class == OpClass::InplaceMeta
+        && !matches!(op.rule, "resize" | "resize_as"))
+        || op.name == "detach_";
     // set__functionalize syncs neither tensor: self takes the source's
     // value as it is, and its pending one (tests/oracle/set_to_pending_view.tp).
     // The view-or-copy composites (reshape, flatten, contiguous, to, the
