@@ -2485,13 +2485,18 @@ impl Machine {
                 self.grow_aliases(target, storage);
             } else if !is_view {
                 self.grow_aliases(target, storage);
-                // maybe_replace_storage gives the wrapper a fresh functional
-                // storage: the writes before it are no data mutation of
-                // the input any more (its generation starts again).
-                let st = &mut self.storages[storage];
-                st.mutations = 0;
-                st.mutations_no_grad = 0;
-                st.mutated_at.clear();
+                // resize_'s maybe_replace_storage gives the wrapper a fresh
+                // functional storage: the writes before it are no data
+                // mutation of the input any more (its generation starts
+                // again). A resize_as_ is a data mutation of the storage
+                // it has: its counters go on
+                // (tests/oracle/resize_as_grow_keeps_mutations.tp).
+                if refuse_views {
+                    let st = &mut self.storages[storage];
+                    st.mutations = 0;
+                    st.mutations_no_grad = 0;
+                    st.mutated_at.clear();
+                }
             }
         }
         self.storages[storage].nbytes = Some(SymInt::int(need));
