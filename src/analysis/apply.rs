@@ -5259,7 +5259,17 @@ fn copy_of(
     // strides, size-1 dims' too) and gives another its dense permutation
     // (`infer_dense_strides`); `clone` is torch._refs' (`like_strides`).
     let strides = if op == "_to_copy" && format == MemoryFormat::Preserve {
-        if shape::is_non_overlapping_and_dense(t.sizes(), t.strides(), &mut m.sizes) {
+        // (The analysis's decomposition asks torch._prims_common, with its
+        // own guards: tests/oracle/to_copy_python_dense_guards.tp.)
+        let dense = match m.mode {
+            Mode::Analysis => {
+                shape::py_is_non_overlapping_and_dense(t.sizes(), t.strides(), &mut m.sizes)?
+            }
+            Mode::Eager => {
+                shape::is_non_overlapping_and_dense(t.sizes(), t.strides(), &mut m.sizes)
+            }
+        };
+        if dense {
             t.strides().clone()
         } else {
             let me = shape::IterOperand {

@@ -488,6 +488,96 @@ pub fn is_non_overlapping_and_dense(sizes: &[SymInt], strides: &[SymInt], s: &mu
     true
 }
 
+/// `torch._prims_common.is_non_overlapping_and_dense`, which Python
+/// decompositions run (`convert_element_type`'s meta, for `_to_copy`): the
+/// same answer as c10's, with its own guards. `is_contiguous` first (an
+/// element count below 2 is contiguous), then channels-last contiguity, a
+/// rank-1 stride, and the dims sorted by stride with `sorted` (CPython's
+/// run detection and binary insertion for short lists).
+pub fn py_is_non_overlapping_and_dense(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<bool> {
+    let numel = s.prod(sizes)?;
+    if s.lt_int(&numel, 2) || py_dense_in_order(sizes, strides, (0..sizes.len()).rev(), s)? {
+        return Ok(true);
+    }
+    let channels_last: &[usize] = match sizes.len() {
+        4 => &[1, 3, 2, 0],
+        5 => &[1, 4, 3, 2, 0],
+        _ => &[],
+    };
+    if !channels_last.is_empty()
+        && py_dense_in_order(sizes, strides, channels_last.iter().copied(), s)?
+    {
+        return Ok(true);
+    }
+    if sizes.len() == 1 {
+        return Ok(s.eq_int(&strides[0], 1));
+    }
+    let mut order: smallvec::SmallVec<[usize; 6]> = (0..sizes.len()).collect();
+    python_sort(&mut order, |a, b| s.lt(&strides[a], &strides[b]));
+    py_dense_in_order(sizes, strides, order.into_iter(), s)
+}
+
+/// The stride walk of torch._prims_common's contiguity checks: dims in
+/// `order` (fastest first), size-1 dims skipped, each stride the product
+/// of the sizes before.
+fn py_dense_in_order(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    order: impl Iterator<Item = usize>,
+    s: &mut Sizes,
+) -> OpResult<bool> {
+    let mut expected = SymInt::int(1);
+    for d in order {
+        if s.eq_int(&sizes[d], 1) {
+            continue;
+        }
+        if !s.eq(&strides[d], &expected) {
+            return Ok(false);
+        }
+        expected = s.mul(&expected, &sizes[d])?;
+    }
+    Ok(true)
+}
+
+/// CPython's `list.sort` of a short list (under 64 items): the leading
+/// run (strictly descending ones reversed), then binary insertion of the
+/// rest, calling `lt` as it does, so guards come in the same order.
+fn python_sort(items: &mut [usize], mut lt: impl FnMut(usize, usize) -> bool) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    let mut run = 2;
+    if lt(items[1], items[0]) {
+        while run < n && lt(items[run], items[run - 1]) {
+            run += 1;
+        }
+        items[..run].reverse();
+    } else {
+        while run < n && !lt(items[run], items[run - 1]) {
+            run += 1;
+        }
+    }
+    for start in run..n {
+        let pivot = items[start];
+        let (mut l, mut r) = (0, start);
+        while l < r {
+            let p = l + ((r - l) >> 1);
+            if lt(pivot, items[p]) {
+                r = p;
+            } else {
+                l = p + 1;
+            }
+        }
+        items.copy_within(l..start, l + 1);
+        items[l] = pivot;
+    }
+}
+
 /// `torch._prims_common.suggest_memory_format`.
 pub fn suggest_memory_format(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> MemoryFormat {
     suggested_format(sizes, strides, false, s)
