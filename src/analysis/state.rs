@@ -544,20 +544,22 @@ impl Machine {
                 return Err(OpError::new("inplace-view-other", msg)
                     .help("make the views after the in-place op, or clone them first"));
             }
+            // The analysis's views (of FunctionalTensors, a Python
+            // subclass) regenerate their node by replaying the view on the
+            // base (`view_fn`), which may refuse the base's new shape
+            // first (tests/oracle/view_replay_before_new_fn_assert.tp).
+            if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
+                self.replay_on_changed_base(id, view.base)?;
+            }
             if self.mode == Mode::Analysis && !self.requires_grad(view.base) {
-                // The analysis's views (of FunctionalTensors, a Python
-                // subclass) regenerate their node by replaying the view on
-                // the base; a base that no longer requires grad (detach_)
-                // gives no node, and autograd asserts one
+                // A base that no longer requires grad (detach_) gives the
+                // replayed view no node, and autograd asserts one
                 // (update_tensor_hooks_on_new_gradfn).
                 return Err(OpError::new(
                     "other",
                     "new_fn INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/variable.cpp\":199, please report a bug to PyTorch.",
                 )
                 .help("this view's base stopped requiring grad (`detach_()`) and was then written: take the view after the detach_, or detach it too"));
-            }
-            if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
-                self.replay_on_changed_base(id, view.base)?;
             }
             let base_fn = self.grad_fn(view.base)?;
             let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
