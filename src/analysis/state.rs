@@ -197,6 +197,10 @@ pub struct Machine {
     /// lives on the meta device, so a view of it fails
     /// (`FunctionalTensorWrapper::maybe_replace_storage`). Few.
     pub grown_by_resize: rustc_hash::FxHashSet<TensorId>,
+    /// The storages a resize grew in the analysis, with how many tensors
+    /// existed then: the aliases made before share the moved fake data
+    /// (`grown_alias`). Few.
+    pub grown_storages: rustc_hash::FxHashMap<StorageId, usize>,
     /// Tensors an in-place view op (`t_`, `unsqueeze_`, `as_strided_`…)
     /// changed in the analysis: functionalization records it as a view
     /// meta (`mutate_view_meta`), so the wrapper counts as a view, which a
@@ -391,6 +395,7 @@ impl Machine {
             split_ends: Default::default(),
             stale_stride_slots: Default::default(),
             grown_by_resize: Default::default(),
+            grown_storages: Default::default(),
             viewed_in_place: Default::default(),
             resize_views: Default::default(),
             setitem_index_put: false,
@@ -2507,14 +2512,20 @@ impl Machine {
 
     /// `target`'s storage grew under a resize: it and the storage's other
     /// aliases now (a resize_as_ does not refuse them) share the fake data,
-    /// so a view of any of them fails (`grown_by_resize`). A tensor that
-    /// takes the storage later (`set_()`) does not
-    /// (tests/oracle/resize_as_grown_aliases.tp).
+    /// so a view of any of them fails (`grown_by_resize`, `grown_storages`).
     fn grow_aliases(&mut self, target: TensorId, storage: StorageId) {
         self.grown_by_resize.insert(target);
-        let aliases = (0..self.tensors.len() as TensorId)
-            .filter(|&t| t != target && self.tensors[t].storage == storage);
-        self.grown_by_resize.extend(aliases.collect::<Vec<_>>());
+        self.grown_storages.insert(storage, self.tensors.len());
+    }
+
+    /// Whether `id` shared a storage when a resize grew it: made before the
+    /// growth, and on the storage as a view or alias, not by `set_()`
+    /// (before or after the growth, such a tensor's views still work;
+    /// tests/oracle/resize_as_grown_aliases.tp).
+    fn grown_alias(&self, id: TensorId) -> bool {
+        self.grown_storages
+            .get(&self.tensors[id].storage)
+            .is_some_and(|&then| (id as usize) < then && !self.set_sources.contains_key(&id))
     }
 
     /// `resize_as_` in the analysis is a data write of a value with the
@@ -3479,14 +3490,14 @@ impl Machine {
     fn check_grown_view(&self, base: TensorId) -> OpResult<()> {
         if !self.grown_by_resize.is_empty()
             && self.mode == Mode::Analysis
-            && self.grown_by_resize.contains(&base)
+            && (self.grown_by_resize.contains(&base) || self.grown_alias(base))
         {
             return Err(OpError::new(
                 "other",
                 "Attempted to set the storage of a tensor on device \"cpu\" to a storage on different device \"meta\".  This is no longer allowed; the devices must match.",
             )
-            .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()`")
-            .help("PyTorch's analysis cannot view a tensor after `resize_()` grew it: clone it first (`y = y.clone()`), or allocate it at its final size"));
+            .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()` or `resize_as_()` (of this tensor, or of another sharing the storage then)")
+            .help("PyTorch's analysis cannot view a tensor after a resize grew its storage: clone it first (`y = y.clone()`), or allocate it at its final size"));
         }
         Ok(())
     }
