@@ -7073,6 +7073,18 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             Mode::Analysis => it.m.resize_as_write_back(me, &meta.sizes, &meta.strides)?,
             Mode::Eager => None,
         };
+        if it.m.mode == Mode::Analysis && !it.m.t(me).functional_view {
+            // A base's value is now a tensor of the template's elements
+            // (`Machine::resized_as_values`).
+            if let Some(n) = meta
+                .sizes
+                .iter()
+                .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
+            {
+                let made = it.m.tensors.len();
+                it.m.resized_as_values.insert(me, (made, n));
+            }
+        }
         let geom = it.m.geometry(meta.sizes, meta.strides);
         let geom = match value {
             Some((sizes, strides)) if sizes != *geom.sizes() || strides != *geom.strides() => {

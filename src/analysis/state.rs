@@ -211,6 +211,12 @@ pub struct Machine {
     /// (`as_strided(size, contiguous_strides(size))`), with its sizes: its
     /// inverse, `as_strided_scatter`, takes only a value of those sizes.
     pub resize_views: rustc_hash::FxHashMap<TensorId, Dims>,
+    /// Bases whose value a `resize_as_` replaced (a data mutation with a
+    /// value of the template's sizes): how many tensors existed then and
+    /// the value's elements. A later resize_ that fits the wrapper's
+    /// storage is a view meta whose inverse scatters into that smaller
+    /// value (`check_resize_view_bound`). Analysis only; few.
+    pub resized_as_values: rustc_hash::FxHashMap<TensorId, (usize, i64)>,
     /// While `__setitem__` runs its index_put_ (which it has checked).
     pub setitem_index_put: bool,
     /// How many unbacked sizes the analysis made (`unbacked_size`).
@@ -398,6 +404,7 @@ impl Machine {
             grown_storages: Default::default(),
             viewed_in_place: Default::default(),
             resize_views: Default::default(),
+            resized_as_values: Default::default(),
             setitem_index_put: false,
             unbacked: 0,
             unfold_windows: Default::default(),
@@ -2867,16 +2874,23 @@ impl Machine {
         else {
             return Ok(());
         };
-        // A base's first view meta runs on the base itself, its storage
-        // whole; any later one on a copy.
-        if !is_view && k == 0 {
-            return Ok(());
-        }
         let numel = |dims: &[SymInt]| -> Option<i64> {
             dims.iter()
                 .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
         };
-        let (Some(have), Some(need)) = (numel(change.before.sizes()), numel(&sizes)) else {
+        // A base's first view meta runs on the base's value, its storage
+        // whole (any later one on a copy): the storage's, unless a
+        // resize_as_ before it replaced the value with a smaller tensor
+        // (tests/oracle/resize_after_resize_as_bounds.tp).
+        let have = if !is_view && k == 0 {
+            match self.resized_as_values.get(&target) {
+                Some(&(then, n)) if then <= change.made => Some(n),
+                _ => return Ok(()),
+            }
+        } else {
+            numel(change.before.sizes())
+        };
+        let (Some(have), Some(need)) = (have, numel(&sizes)) else {
             return Ok(());
         };
         if need <= have || need == 0 {
