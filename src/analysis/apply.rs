@@ -779,6 +779,33 @@ fn scatter_src_grad(it: &mut Interp, op: &OpDef, a: &Args, node: super::domain::
     }
 }
 
+/// ConstantPadNdBackward0 pads the gradient back with the pads negated
+/// (`constant_pad_nd_backward`), through the same checks: a positive pad
+/// there needs every new size above 0, so a forward pad that grew a dim
+/// of size 0 to 1 fails in backward (`Machine::backward_errors`;
+/// tests/oracle/eager_pad_backward_checks.tp). Eager only.
+fn pad_backward_check(it: &mut Interp, op: &OpDef, a: &Args, node: NodeId, outs: &[TensorId]) {
+    if it.m.mode != Mode::Eager || op.rule != "pad" {
+        return;
+    }
+    let constant = matches!(a.get("mode"), Value::None)
+        || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
+    let (true, [out], Ok(pad)) = (constant, outs, a.syms("pad")) else {
+        return;
+    };
+    let Some(negated) = pad
+        .iter()
+        .map(|p| p.as_int().map(|v| SymInt::int(-v)))
+        .collect::<Option<Dims>>()
+    else {
+        return;
+    };
+    let sizes = it.m.t(*out).sizes().clone();
+    if let Err(e) = constant_pad_checks(Mode::Eager, &sizes, &negated, &mut it.m.sizes) {
+        it.m.backward_errors.entry(node).or_insert(e);
+    }
+}
+
 /// Does the Python binding wrap a number argument of `a` into a tensor
 /// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
 /// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
@@ -1072,6 +1099,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if let Some(node) = node {
                 name_node(it, &a, node);
                 scatter_src_grad(it, op, &a, node);
+                pad_backward_check(it, op, &a, node, &outs);
                 // A reduction to a complex dtype of a real input: its
                 // gradient is complex (validate_outputs refuses it;
                 // cumsum's backward converts it back).

@@ -207,6 +207,12 @@ pub(crate) fn predict(
         if let Some(d) = autocast_concat(m, n) {
             return EagerPrediction::backward(d);
         }
+        if let Some(e) = m.backward_errors.get(&n) {
+            let d = op_error(e.clone(), span)
+                .with_label("backward of this op runs it again on the gradient, which refuses it")
+                .with_help("backward pads the gradient back to the input's empty dim, a size of 0 that constant_pad_nd refuses when another pad is positive: pad a non-empty tensor, or detach the input");
+            return EagerPrediction::backward(d);
+        }
         if let Some((k, got, expected)) = m.bad_grads.get(&n) {
             let node = &m.nodes[n];
             let d = invalid_gradient(node.name.as_str(), *k, got, expected, node.span)

@@ -136,6 +136,9 @@ pub struct Machine {
     /// backward makes for their base's gradient (a view resize_()d larger
     /// before it was written): its `as_strided` refuses (setStorage).
     pub copy_slices_overruns: rustc_hash::FxHashMap<NodeId, OpError>,
+    /// Eager: nodes whose own backward computation refuses the gradient
+    /// it gets (ConstantPadNdBackward0's negated pads). Few.
+    pub backward_errors: rustc_hash::FxHashMap<NodeId, OpError>,
     /// Eager: the leaves that require grad whose AccumulateGrad node exists
     /// (a recorded op took one as input); it keeps the leaf's sizes of then.
     pub accumulators: rustc_hash::FxHashSet<TensorId>,
@@ -388,6 +391,7 @@ impl Machine {
             concat_backward: Vec::new(),
             bad_grads: Default::default(),
             copy_slices_overruns: Default::default(),
+            backward_errors: Default::default(),
             accumulators: Default::default(),
             accumulator_edges: Default::default(),
             pending_accumulator_edges: Default::default(),
