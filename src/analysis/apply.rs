@@ -784,10 +784,9 @@ fn scatter_src_grad(it: &mut Interp, op: &OpDef, a: &Args, node: super::domain::
 /// there needs every new size above 0, so a forward pad that grew a dim
 /// of size 0 to 1 fails in backward (`Machine::backward_errors`;
 /// tests/oracle/eager_pad_backward_checks.tp). Eager only.
-fn pad_backward_check(it: &mut Interp, op: &OpDef, a: &Args, node: NodeId, outs: &[TensorId]) {
-    if it.m.mode != Mode::Eager || op.rule != "pad" {
-        return;
-    }
+#[cold]
+#[inline(never)]
+fn pad_backward_check(it: &mut Interp, a: &Args, node: NodeId, outs: &[TensorId]) {
     let constant = matches!(a.get("mode"), Value::None)
         || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
     let (true, [out], Ok(pad)) = (constant, outs, a.syms("pad")) else {
@@ -1099,7 +1098,9 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if let Some(node) = node {
                 name_node(it, &a, node);
                 scatter_src_grad(it, op, &a, node);
-                pad_backward_check(it, op, &a, node, &outs);
+                if op.rule == "pad" && it.m.mode == Mode::Eager {
+                    pad_backward_check(it, &a, node, &outs);
+                }
                 // A reduction to a complex dtype of a real input: its
                 // gradient is complex (validate_outputs refuses it;
                 // cumsum's backward converts it back).
