@@ -787,9 +787,7 @@ fn scatter_src_grad(it: &mut Interp, op: &OpDef, a: &Args, node: super::domain::
 #[cold]
 #[inline(never)]
 fn pad_backward_check(it: &mut Interp, a: &Args, node: NodeId, outs: &[TensorId]) {
-    let constant = matches!(a.get("mode"), Value::None)
-        || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
-    let (true, [out], Ok(pad)) = (constant, outs, a.syms("pad")) else {
+    let (true, [out], Ok(pad)) = (constant_pad_mode(a), outs, a.syms("pad")) else {
         return;
     };
     let Some(negated) = pad
@@ -802,6 +800,15 @@ fn pad_backward_check(it: &mut Interp, a: &Args, node: NodeId, outs: &[TensorId]
     let sizes = it.m.t(*out).sizes().clone();
     if let Err(e) = constant_pad_checks(Mode::Eager, &sizes, &negated, &mut it.m.sizes) {
         it.m.backward_errors.entry(node).or_insert(e);
+    }
+}
+
+/// F.pad's mode is "constant" (given or by default): constant_pad_nd.
+fn constant_pad_mode(a: &Args) -> bool {
+    match a.get("mode") {
+        Value::None => true,
+        Value::Str(m) => &**m == "constant",
+        _ => false,
     }
 }
 
@@ -6198,8 +6205,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             let old = it.m.t(me).geom.clone();
             let geom = it.m.geometry(sizes, strides);
             it.m.python_geom.entry(me).or_insert(old);
-            it.m.keep_dropped_strides(me, geom.sizes().len());
-            it.m.tensors[me].set_geometry(geom);
+            it.m.set_geometry_in_place(me, geom);
         } else {
             let structured = matches!(op.name, "addmm_" | "baddbmm_");
             let e = if structured && it.m.mode == Mode::Eager {
@@ -7105,11 +7111,7 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
         if it.m.mode == Mode::Analysis && !it.m.t(me).functional_view {
             // A base's value is now a tensor of the template's elements
             // (`Machine::resized_as_values`).
-            if let Some(n) = meta
-                .sizes
-                .iter()
-                .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
-            {
+            if let Some(n) = shape::known_numel(&meta.sizes) {
                 let made = it.m.tensors.len();
                 it.m.resized_as_values.insert(me, (made, n));
             }
@@ -7128,8 +7130,7 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
         {
             it.m.pend_views_of_resized(me, &geom);
         }
-        it.m.keep_dropped_strides(me, geom.sizes().len());
-        it.m.tensors[me].set_geometry(geom);
+        it.m.set_geometry_in_place(me, geom);
         return Ok(Value::Tensor(me));
     }
     if relaid && *t.strides() != meta.strides {
@@ -7311,10 +7312,9 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
             }
-            it.m.keep_dropped_strides(me, s.sizes().len());
+            it.m.set_geometry_in_place(me, s.geometry().clone());
             let t = &mut it.m.tensors[me];
             t.storage = s.storage;
-            t.set_geometry(s.geometry().clone());
             t.offset = s.offset;
             t.storage_changed = true;
             // The wrapper takes the source's value and view metas: a view to
@@ -10247,8 +10247,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 return Err(oe("other", "Padding length should be less than or equal to two times the input dimension"));
             }
             pad_mode_checks(it, a, &pad, python_rank, t.sizes())?;
-            let constant = matches!(a.get("mode"), Value::None)
-                || matches!(a.get("mode"), Value::Str(m) if &**m == "constant");
+            let constant = constant_pad_mode(a);
             let narrowed_clone = constant
                 && constant_pad_checks(it.m.mode, t.sizes(), &pad, &mut it.m.sizes)?;
             let mut sizes = t.sizes().clone();

@@ -207,10 +207,7 @@ pub(crate) fn predict(
         if let Some(d) = autocast_concat(m, n) {
             return EagerPrediction::backward(d);
         }
-        if let Some(e) = (!m.backward_errors.is_empty())
-            .then(|| m.backward_errors.get(&n))
-            .flatten()
-        {
+        if let Some(e) = m.backward_errors.get(&n) {
             let d = op_error(e.clone(), span)
                 .with_label("backward of this op runs it again on the gradient, which refuses it")
                 .with_help("backward pads the gradient back to the input's empty dim, a size of 0 that constant_pad_nd refuses when another pad is positive: pad a non-empty tensor, or detach the input");

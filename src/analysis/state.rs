@@ -2878,10 +2878,7 @@ impl Machine {
         else {
             return Ok(());
         };
-        let numel = |dims: &[SymInt]| -> Option<i64> {
-            dims.iter()
-                .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
-        };
+        let numel = shape::known_numel;
         // A base's first view meta runs on the base's value, its storage
         // whole (any later one on a copy): the storage's, unless a
         // resize_as_ before it replaced the value with a smaller tensor
@@ -3650,23 +3647,22 @@ impl Machine {
         false
     }
 
-    /// Eager: `target` is about to take a geometry of `new_rank` dims in
-    /// place (`set_sizes_and_strides`): the strides of the dims it drops stay
-    /// in their inline slots (`Machine::stale_stride_slots`).
-    pub fn keep_dropped_strides(&mut self, target: TensorId, new_rank: usize) {
-        if self.mode != Mode::Eager {
-            return;
-        }
+    /// `target` takes `geom` in place (`set_sizes_and_strides`: an in-place
+    /// metadata op, resize_, resize_as_, set_). Eager: the strides of the
+    /// dims it drops stay in their inline slots
+    /// (`Machine::stale_stride_slots`).
+    pub fn set_geometry_in_place(&mut self, target: TensorId, geom: SharedGeometry) {
+        let new_rank = geom.sizes().len();
         let old = self.tensors[target].strides();
-        if new_rank >= old.len() || new_rank >= INLINE_DIMS || old.len() > INLINE_DIMS {
-            return;
+        if self.mode == Mode::Eager && new_rank < old.len() && old.len() <= INLINE_DIMS {
+            let old = old.clone();
+            let slots = self
+                .stale_stride_slots
+                .entry(target)
+                .or_insert_with(|| std::array::from_fn(|_| SymInt::int(0)));
+            slots[new_rank..old.len()].clone_from_slice(&old[new_rank..]);
         }
-        let old = old.clone();
-        let slots = self
-            .stale_stride_slots
-            .entry(target)
-            .or_insert_with(|| std::array::from_fn(|_| SymInt::int(0)));
-        slots[new_rank..old.len()].clone_from_slice(&old[new_rank..]);
+        self.tensors[target].set_geometry(geom);
     }
 
     /// The stride C++ reads at `variable.sym_strides()[i]`: past the rank,
@@ -3727,9 +3723,8 @@ impl Machine {
                 }
             }
         }
-        self.keep_dropped_strides(target, geom.sizes().len());
+        self.set_geometry_in_place(target, geom);
         let t = &mut self.tensors[target];
-        t.set_geometry(geom);
         t.offset = offset;
         t.metadata_mutated = true;
     }

@@ -385,13 +385,33 @@ pub fn is_expandable_to(sizes: &[SymInt], target: &[SymInt]) -> bool {
             .all(|(e, g)| e == g || e.as_int() == Some(1))
 }
 
+/// The element count of concrete sizes (None for a symbolic one, or on
+/// overflow).
+pub fn known_numel(sizes: &[SymInt]) -> Option<i64> {
+    sizes
+        .iter()
+        .try_fold(1i64, |n, d| n.checked_mul(d.as_int()?))
+}
+
 /// c10's `compute_contiguous` (size-1 dims may have any stride).
 pub fn is_contiguous(sizes: &[SymInt], strides: &[SymInt], s: &mut Sizes) -> bool {
     if sizes.iter().any(|d| d.as_int() == Some(0)) {
         return true;
     }
+    dense_in_order(sizes, strides, (0..sizes.len()).rev(), s)
+}
+
+/// The stride walk of the contiguity checks (c10's and
+/// torch._prims_common's alike): dims in `order`, fastest first, size-1
+/// dims skipped, each stride the product of the sizes before.
+fn dense_in_order(
+    sizes: &[SymInt],
+    strides: &[SymInt],
+    order: impl Iterator<Item = usize>,
+    s: &mut Sizes,
+) -> bool {
     let mut expected = SymInt::int(1);
-    for d in (0..sizes.len()).rev() {
+    for d in order {
         if s.eq_int(&sizes[d], 1) {
             continue;
         }
@@ -421,20 +441,7 @@ pub fn is_contiguous_as(
     };
     // (No shortcut for a tensor without elements, unlike the contiguous
     // format's: c10's compute_channels_last_contiguous_2d/3d has none.)
-    let mut expected = SymInt::int(1);
-    for &d in order {
-        if s.eq_int(&sizes[d], 1) {
-            continue;
-        }
-        if !s.eq(&strides[d], &expected) {
-            return false;
-        }
-        expected = match expected.mul(&sizes[d]) {
-            Ok(v) => v,
-            Err(_) => return false,
-        };
-    }
-    true
+    dense_in_order(sizes, strides, order.iter().copied(), s)
 }
 
 /// c10's `compute_non_overlapping_and_dense`.
@@ -500,7 +507,7 @@ pub fn py_is_non_overlapping_and_dense(
     s: &mut Sizes,
 ) -> OpResult<bool> {
     let numel = s.prod(sizes)?;
-    if s.lt_int(&numel, 2) || py_dense_in_order(sizes, strides, (0..sizes.len()).rev(), s)? {
+    if s.lt_int(&numel, 2) || dense_in_order(sizes, strides, (0..sizes.len()).rev(), s) {
         return Ok(true);
     }
     let channels_last: &[usize] = match sizes.len() {
@@ -508,8 +515,7 @@ pub fn py_is_non_overlapping_and_dense(
         5 => &[1, 4, 3, 2, 0],
         _ => &[],
     };
-    if !channels_last.is_empty()
-        && py_dense_in_order(sizes, strides, channels_last.iter().copied(), s)?
+    if !channels_last.is_empty() && dense_in_order(sizes, strides, channels_last.iter().copied(), s)
     {
         return Ok(true);
     }
@@ -518,29 +524,7 @@ pub fn py_is_non_overlapping_and_dense(
     }
     let mut order: smallvec::SmallVec<[usize; 6]> = (0..sizes.len()).collect();
     python_sort(&mut order, |a, b| s.lt(&strides[a], &strides[b]));
-    py_dense_in_order(sizes, strides, order.into_iter(), s)
-}
-
-/// The stride walk of torch._prims_common's contiguity checks: dims in
-/// `order` (fastest first), size-1 dims skipped, each stride the product
-/// of the sizes before.
-fn py_dense_in_order(
-    sizes: &[SymInt],
-    strides: &[SymInt],
-    order: impl Iterator<Item = usize>,
-    s: &mut Sizes,
-) -> OpResult<bool> {
-    let mut expected = SymInt::int(1);
-    for d in order {
-        if s.eq_int(&sizes[d], 1) {
-            continue;
-        }
-        if !s.eq(&strides[d], &expected) {
-            return Ok(false);
-        }
-        expected = s.mul(&expected, &sizes[d])?;
-    }
-    Ok(true)
+    Ok(dense_in_order(sizes, strides, order.into_iter(), s))
 }
 
 /// CPython's `list.sort` of a short list (under 64 items): the leading
