@@ -1647,6 +1647,10 @@ struct Pointwise {
     /// the broadcast `other` by alpha first (`prims.mul(b, alpha)`), so
     /// the op sees that product, laid out by the expanded `other` alone.
     scaled: Option<TensorId>,
+    /// How many operands are numbers (a clamp's number bounds).
+    numbers: usize,
+    /// Which operands, in order, are tensors (the others are numbers).
+    is_tensor: smallvec::SmallVec<[bool; 4]>,
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
@@ -1679,6 +1683,11 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         }
         ops.push(o);
     }
+    let numbers = ops.len() - tensors.len();
+    let is_tensor = ops
+        .iter()
+        .map(|o| matches!(o, Operand::Tensor(_)))
+        .collect();
     let common = result_type(it, &ops);
     let dtype = match dtype_rule {
         "float" => {
@@ -1702,6 +1711,8 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         tensors,
         common,
         scaled: None,
+        numbers,
+        is_tensor,
     })
 }
 
@@ -1933,35 +1944,48 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
     shape::iterator_output_strides(sizes, &operands, refs_expand, &mut m.sizes)
 }
 
-/// torch._refs.clamp with tensor bounds, the analysis's: for each bound
-/// (min, then max) `where(ge(a, min) | isnan(a), a, min)` (`le` for max),
-/// each op laid out by the refs' elementwise rule on the operands it sees.
-/// isnan's output of a contiguous `a` is contiguous whatever `a`'s size-1
-/// strides, which then decides the `where` (tests/oracle/clamp_tensor_layout.tp).
+/// torch._refs.clamp, the analysis's: for each bound (min, then max)
+/// `where(ge(a, min) | isnan(a), a, min)` (`le` for max), each op laid out
+/// by the refs' elementwise rule on the tensors it sees (a number bound,
+/// `numbers` of them when `bounds` is empty, is none of them: inside the
+/// kernel, where takes it as a number). isnan's
+/// output of a contiguous `a` is contiguous whatever `a`'s size-1 strides,
+/// which then decides the `where` (tests/oracle/clamp_tensor_layout.tp,
+/// clamp_number_bounds_layout.tp).
 fn refs_clamp_strides(
     m: &mut super::state::Machine,
-    me: TensorId,
-    bounds: &[TensorId],
+    layouts: &[(Dims, Dims)],
+    numbers: usize,
 ) -> OpResult<Dims> {
-    let op =
-        |sizes: &[SymInt], strides: &[SymInt]| -> (Dims, Dims) { (sizes.into(), strides.into()) };
-    let t = &m.tensors[me];
-    let (mut sizes, mut strides) = op(t.sizes(), t.strides());
-    for &b in bounds {
-        let bt = &m.tensors[b];
-        let (bs, bst) = op(bt.sizes(), bt.strides());
-        let out = shape::broadcast_shapes(&sizes, &bs, &mut m.sizes)?;
-        let run = |m: &mut super::state::Machine, shape: &[SymInt], ops: &[(&Dims, &Dims)]| {
-            let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
-                .iter()
-                .map(|(sizes, strides)| IterOperand { sizes, strides })
-                .collect();
-            shape::iterator_output_strides(shape, &operands, true, &mut m.sizes)
+    let Some(((a_sizes, a_strides), bounds)) = layouts.split_first() else {
+        return Ok(Dims::new());
+    };
+    let (mut sizes, mut strides) = (a_sizes.clone(), a_strides.clone());
+    let run = |m: &mut super::state::Machine, shape: &[SymInt], ops: &[(&Dims, &Dims)]| {
+        let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
+            .iter()
+            .map(|(sizes, strides)| IterOperand { sizes, strides })
+            .collect();
+        shape::iterator_output_strides(shape, &operands, true, &mut m.sizes)
+    };
+    let tensor_bounds = bounds.iter().map(Some);
+    let number_bounds = std::iter::repeat_n(None, if bounds.is_empty() { numbers } else { 0 });
+    for bound in tensor_bounds.chain(number_bounds) {
+        let out = match bound {
+            Some((bs, _)) => shape::broadcast_shapes(&sizes, bs, &mut m.sizes)?,
+            None => sizes.clone(),
         };
-        let cmp = run(m, &out, &[(&sizes, &strides), (&bs, &bst)])?;
-        let nan = run(m, &sizes, &[(&sizes, &strides)])?;
+        let me = (&sizes, &strides);
+        let cmp = match bound {
+            Some((bs, bst)) => run(m, &out, &[me, (bs, bst)])?,
+            None => run(m, &out, &[me])?,
+        };
+        let nan = run(m, &sizes, &[me])?;
         let cond = run(m, &out, &[(&out, &cmp), (&sizes, &nan)])?;
-        strides = run(m, &out, &[(&out, &cond), (&sizes, &strides), (&bs, &bst)])?;
+        strides = match bound {
+            Some((bs, bst)) => run(m, &out, &[(&out, &cond), me, (bs, bst)])?,
+            None => run(m, &out, &[(&out, &cond), me])?,
+        };
         sizes = out;
     }
     Ok(strides)
@@ -2087,12 +2111,32 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
         );
     let converted =
         upcast || p.scaled.is_some() || p.tensors.iter().any(|&t| m.tensors[t].dtype != p.common);
-    let strides = if converted {
+    let name = op.trim_end_matches('_');
+    let analysis = m.mode == Mode::Analysis;
+    // (torch._refs' hardtanh is clamp with its two number bounds; relu6 is
+    // hardtanh.)
+    let hardtanh = matches!(name, "hardtanh" | "relu6");
+    let clamp = analysis
+        && (hardtanh
+            || ((p.tensors.len() > 1 || p.numbers > 0)
+                && matches!(name, "clamp" | "clip" | "clamp_min" | "clamp_max")));
+    // torch.where with a number (where.ScalarSelf/ScalarOther) takes it as
+    // a 0-d tensor, which the refs expand like any operand.
+    let zero_d = analysis && name == "where" && p.numbers > 0;
+    let strides = if converted || clamp || zero_d {
         // `.to(common)` keeps a dense input's strides and lays a non-dense
         // one (expanded, stepped) out densely (preserve_format): its zero
         // strides no longer step aside in the permutation.
         let mut owned: smallvec::SmallVec<[(Dims, Dims); 4]> = smallvec::SmallVec::new();
-        for &id in &p.tensors {
+        let mut ids = p.tensors.iter();
+        for &is_tensor in &p.is_tensor {
+            if !is_tensor {
+                if zero_d {
+                    owned.push((Dims::new(), Dims::new()));
+                }
+                continue;
+            }
+            let Some(&id) = ids.next() else { break };
             let t = &m.tensors[id];
             if p.scaled == Some(id) {
                 let me = IterOperand {
@@ -2114,20 +2158,23 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
             };
             owned.push((sizes, strides));
         }
-        let operands: smallvec::SmallVec<[IterOperand; 4]> = owned
-            .iter()
-            .map(|(sizes, strides)| IterOperand { sizes, strides })
-            .collect();
-        let refs_expand = m.mode == Mode::Analysis;
-        shape::iterator_output_strides(&p.sizes, &operands, refs_expand, &mut m.sizes)?
-    } else if m.mode == Mode::Analysis
-        && p.tensors.len() > 1
-        && matches!(
-            op.trim_end_matches('_'),
-            "clamp" | "clip" | "clamp_min" | "clamp_max"
-        )
-    {
-        refs_clamp_strides(m, p.tensors[0], &p.tensors[1..])?
+        let run = |m: &mut super::state::Machine, ops: &[(&Dims, &Dims)]| {
+            let operands: smallvec::SmallVec<[IterOperand; 4]> = ops
+                .iter()
+                .map(|(sizes, strides)| IterOperand { sizes, strides })
+                .collect();
+            shape::iterator_output_strides(&p.sizes, &operands, analysis, &mut m.sizes)
+        };
+        if clamp {
+            // torch._refs.clamp runs on the converted operands.
+            refs_clamp_strides(m, &owned, if hardtanh { 2 } else { p.numbers })?
+        } else {
+            let ops: smallvec::SmallVec<[(&Dims, &Dims); 4]> = owned
+                .iter()
+                .map(|(sizes, strides)| (sizes, strides))
+                .collect();
+            run(m, &ops)?
+        }
     } else {
         iter_strides(it, &p.sizes, &p.tensors)?
     };
