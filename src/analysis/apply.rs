@@ -6966,6 +6966,8 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
     }
     let mut grown = false;
     let mut relaid = false;
+    // The Python wrapper's geometry after resize_as_, when it was stale.
+    let mut wrapper: Option<SharedGeometry> = None;
     // Eager: the values of a storage a resize reallocated (`Machine::reallocate_values`).
     let mut realloc = None;
     let meta = match op.rule {
@@ -7078,6 +7080,21 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             // same sizes lose a non-contiguous layout there.
             let keeps = it.m.mode == Mode::Eager || grown || op.rule == "resize_as";
             let same = it.m.sizes.eq_dims(&sizes, t.sizes());
+            // FunctionalTensorMode runs resize_as_ on the Python wrapper too
+            // (an inplace_view op): a wrapper whose sizes were stale takes
+            // the template's, laid out anew unless they are the sizes it had.
+            if it.m.mode == Mode::Analysis && op.rule == "resize_as" {
+                if let Some(python) = it.m.python_geom.get(&me).cloned() {
+                    let geom = if fmt.is_none() && it.m.sizes.eq_dims(&sizes, python.sizes()) {
+                        python
+                    } else {
+                        let f = fmt.unwrap_or(MemoryFormat::Contiguous);
+                        let strides = shape::format_strides(&sizes, f, &mut it.m.sizes)?;
+                        it.m.geometry(sizes.clone(), strides)
+                    };
+                    wrapper = Some(geom);
+                }
+            }
             relaid = !keeps && same && fmt.is_none();
             let strides = match fmt {
                 None if keeps && same => t.strides().clone(),
@@ -7176,6 +7193,15 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             && !it.m.t(me).functional_view
         {
             it.m.pend_views_of_resized(me, &geom);
+        }
+        match wrapper {
+            Some(python) if python == geom => {
+                it.m.python_geom.remove(&me);
+            }
+            Some(python) => {
+                it.m.python_geom.insert(me, python);
+            }
+            None => {}
         }
         it.m.set_geometry_in_place(me, geom);
         return Ok(Value::Tensor(me));
