@@ -9706,6 +9706,18 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let t = need(&t, op)?;
             let (m1, m2) = if rule == "addmm" { (a.tensor("mat1")?, a.tensor("mat2")?) } else { (a.tensor("batch1")?, a.tensor("batch2")?) };
             let (s1, s2) = (it.m.t(m1).sizes().clone(), it.m.t(m2).sizes().clone());
+            if rule == "baddbmm" && !s1.is_empty() && !s2.is_empty() {
+                // meta_baddbmm (eager's C++ one and the analysis's Python
+                // one) first expands self to [batch1.size(0),
+                // batch1.size(1), batch2.size(2)], before any rank check.
+                let size = |s: &Dims, d: i64| -> OpResult<SymInt> {
+                    Ok(s[shape::wrap_dim(d, s.len())?].clone())
+                };
+                let to = [size(&s1, 0)?, size(&s1, 1)?, size(&s2, 2)?];
+                if !it.m.sizes.eq_dims(t.sizes(), &to) {
+                    expand_geometry(it, t, &to)?;
+                }
+            }
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
             if it.m.mode == Mode::Eager && rule == "addmm" {
                 // addmm_out_cpu expands self to the product first.
