@@ -577,6 +577,7 @@ impl Machine {
                 )
                 .help("this view's base stopped requiring grad (`detach_()`) and was then written: take the view after the detach_, or detach it too"));
             }
+            self.view_fn_bounds(id, view.base)?;
             let base_fn = self.grad_fn(view.base)?;
             let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
             // Eager's node is as_strided of the base as it is now: a base
@@ -595,6 +596,52 @@ impl Machine {
             t.attr_version = current;
         }
         Ok(self.tensors[id].grad_fn)
+    }
+
+    /// Eager's regeneration of the node of view `id` of `base` when the view
+    /// has a view_fn: one made by a view op that changes the dtype
+    /// (view_as_real, view_as_complex) from a view of `base`. Its view_fn
+    /// starts with `base.as_strided(...)` of that view's geometry (as it
+    /// was when the dtype view was made), which setStorage checks against
+    /// the base's storage as it is now: a storage `set_()` swapped for a
+    /// smaller one refuses (ViewInfo::chain, VariableHooks::grad_fn). A
+    /// view without a view_fn only records an AsStridedBackward0 node.
+    fn view_fn_bounds(&self, id: TensorId, base: TensorId) -> OpResult<()> {
+        if self.mode != Mode::Eager {
+            return Ok(());
+        }
+        let parents = self.view_parents(id);
+        let Some(top) = parents.iter().position(|&(_, p)| p == base) else {
+            return Ok(());
+        };
+        let Some(&(child, parent)) = parents[..=top].iter().rev().find(|&&(c, _)| {
+            matches!(
+                self.tensors[c].origin_op.as_str(),
+                "view_as_real" | "view_as_complex"
+            )
+        }) else {
+            return Ok(());
+        };
+        if parent == base {
+            // (The view_fn is the op itself, on the base.)
+            return Ok(());
+        }
+        let (geom, offset) = self.geometry_when_made(parent, child);
+        let itemsize = self.tensors[parent].dtype.itemsize();
+        let need = extent(geom.sizes(), geom.strides(), &offset).map(|e| e * itemsize);
+        let storage = &self.storages[self.tensors[base].storage];
+        let have = storage.nbytes.as_ref().and_then(SymInt::as_int);
+        match (need, have) {
+            (Some(need), Some(have)) if need > have => Err(set_storage_error(
+                geom.sizes(),
+                geom.strides(),
+                &offset,
+                itemsize,
+                need,
+                have,
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The analysis's views (of FunctionalTensors) regenerate their node by
@@ -3279,10 +3326,12 @@ impl Machine {
             }
             if let (Some(view), Some(node)) = (t.view, node) {
                 // rebase_history ends by regenerating the view's node: the
-                // analysis replays its view ops on the base.
+                // analysis replays its view ops on the base; eager runs the
+                // view's view_fn, when it has one.
                 if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
                     self.replay_on_changed_base(target, view.base)?;
                 }
+                self.view_fn_bounds(target, view.base)?;
                 // That replay records the view op on the base, which now
                 // requires grad: its set_history asserts an integer result
                 // is differentiable (tests/oracle/addmm_promotion.tp).
