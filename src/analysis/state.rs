@@ -754,6 +754,9 @@ impl Machine {
                     let d = shape::wrap_dim(d as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
                     Some((smallvec::smallvec![d], rank))
                 }
+                // (aten::slice refuses a 0-d tensor before it wraps the
+                // dim: below.)
+                Some(ViewArg::Slice { .. }) if sizes.is_empty() => None,
                 Some(ViewArg::Slice { dim, .. }) => {
                     let rank = sizes.len();
                     let d = shape::wrap_dim(dim as i64, rank).map_err(|e| e.help(REPLAY_HELP))?;
@@ -780,7 +783,7 @@ impl Machine {
                 },
                 _ => None,
             };
-            if let Some(d) = full_slice {
+            if let Some(d) = full_slice.filter(|_| !sizes.is_empty()) {
                 shape::wrap_dim(d as i64, sizes.len()).map_err(|e| e.help(REPLAY_HELP))?;
             }
             let replayed = match op {
