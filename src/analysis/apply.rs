@@ -7409,6 +7409,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let Some(node) = node {
                 it.m.nodes[node].not_implemented = Some(NoDerivative::Set);
                 if let Some(view) = view {
+                    it.m.regenerate_rebased_view(me, view.base)?;
                     it.m.rebase_view_history(me, view.base, node, base_fn, span);
                 }
             }

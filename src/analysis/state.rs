@@ -598,6 +598,16 @@ impl Machine {
         Ok(self.tensors[id].grad_fn)
     }
 
+    /// rebase_history ends by regenerating the node of the view `id` it
+    /// rebased on `base`: the analysis replays the view ops on the base;
+    /// eager runs the view's view_fn, when it has one (`view_fn_bounds`).
+    pub fn regenerate_rebased_view(&mut self, id: TensorId, base: TensorId) -> OpResult<()> {
+        if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
+            self.replay_on_changed_base(id, base)?;
+        }
+        self.view_fn_bounds(id, base)
+    }
+
     /// Eager's regeneration of the node of view `id` of `base` when the view
     /// has a view_fn: one made by a view op that changes the dtype
     /// (view_as_real, view_as_complex) from a view of `base`. Its view_fn
@@ -3328,13 +3338,7 @@ impl Machine {
                 self.integer_grad_nodes.insert(node);
             }
             if let (Some(view), Some(node)) = (t.view, node) {
-                // rebase_history ends by regenerating the view's node: the
-                // analysis replays its view ops on the base; eager runs the
-                // view's view_fn, when it has one.
-                if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
-                    self.replay_on_changed_base(target, view.base)?;
-                }
-                self.view_fn_bounds(target, view.base)?;
+                self.regenerate_rebased_view(target, view.base)?;
                 // That replay records the view op on the base, which now
                 // requires grad: its set_history asserts an integer result
                 // is differentiable (tests/oracle/addmm_promotion.tp).
