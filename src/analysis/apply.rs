@@ -1649,8 +1649,9 @@ struct Pointwise {
     scaled: Option<TensorId>,
     /// How many operands are numbers (a clamp's number bounds).
     numbers: usize,
-    /// Which operands, in order, are tensors (the others are numbers).
-    is_tensor: smallvec::SmallVec<[bool; 4]>,
+    /// Which operands, in order, are numbers (bit i for operand i; the
+    /// others are tensors).
+    number_mask: u32,
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
@@ -1684,10 +1685,12 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         ops.push(o);
     }
     let numbers = ops.len() - tensors.len();
-    let is_tensor = ops
+    let number_mask = ops
         .iter()
-        .map(|o| matches!(o, Operand::Tensor(_)))
-        .collect();
+        .take(32)
+        .enumerate()
+        .filter(|(_, o)| !matches!(o, Operand::Tensor(_)))
+        .fold(0u32, |mask, (i, _)| mask | (1 << i));
     let common = result_type(it, &ops);
     let dtype = match dtype_rule {
         "float" => {
@@ -1712,7 +1715,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         common,
         scaled: None,
         numbers,
-        is_tensor,
+        number_mask,
     })
 }
 
@@ -2129,8 +2132,8 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
         // strides no longer step aside in the permutation.
         let mut owned: smallvec::SmallVec<[(Dims, Dims); 4]> = smallvec::SmallVec::new();
         let mut ids = p.tensors.iter();
-        for &is_tensor in &p.is_tensor {
-            if !is_tensor {
+        for i in 0..p.tensors.len() + p.numbers {
+            if i < 32 && p.number_mask & (1 << i) != 0 {
                 if zero_d {
                     owned.push((Dims::new(), Dims::new()));
                 }
