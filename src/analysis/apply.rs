@@ -1930,21 +1930,33 @@ fn iter_strides(it: &mut Interp, sizes: &[SymInt], tensors: &[TensorId]) -> OpRe
         })
         .collect();
     let refs_expand = m.mode == Mode::Analysis;
-    // Eager's TensorIterator fast setup: operands all of the output's shape
-    // (no broadcast, no 0-d one) that are all contiguous give a contiguous
-    // output, even when they are channels-last too (`(2, 1, 4, 5)` with
-    // channels-last strides), where the refs' rule sorts the dims.
+    iter_layout(&mut m.sizes, sizes, &operands, refs_expand)
+}
+
+/// The output strides of an elementwise op over `operands`: the analysis's
+/// refs rule (`refs_expand`), or eager's TensorIterator, whose fast setup
+/// comes first: operands all of the output's shape (no broadcast, no 0-d
+/// one) that are all contiguous give a contiguous output, even when they
+/// are channels-last too (`(2, 1, 4, 5)` with channels-last strides), where
+/// the refs' rule sorts the dims. (Eager casts an operand of another dtype
+/// before the fast setup: `operands` are then the cast copies.)
+fn iter_layout(
+    s: &mut shape::Sizes,
+    sizes: &[SymInt],
+    operands: &[IterOperand],
+    refs_expand: bool,
+) -> OpResult<Dims> {
     if !refs_expand
         && sizes.len() == 4
         && !operands.is_empty()
         && operands.iter().all(|op| op.sizes == sizes)
         && operands
             .iter()
-            .all(|op| shape::is_contiguous(op.sizes, op.strides, &mut m.sizes))
+            .all(|op| shape::is_contiguous(op.sizes, op.strides, s))
     {
-        return shape::contiguous_strides(sizes, &mut m.sizes);
+        return shape::contiguous_strides(sizes, s);
     }
-    shape::iterator_output_strides(sizes, &operands, refs_expand, &mut m.sizes)
+    shape::iterator_output_strides(sizes, operands, refs_expand, s)
 }
 
 /// torch._refs.clamp, the analysis's: for each bound (min, then max)
@@ -2166,7 +2178,7 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
                 .iter()
                 .map(|(sizes, strides)| IterOperand { sizes, strides })
                 .collect();
-            shape::iterator_output_strides(&p.sizes, &operands, analysis, &mut m.sizes)
+            iter_layout(&mut m.sizes, &p.sizes, &operands, analysis)
         };
         if clamp {
             // torch._refs.clamp runs on the converted operands.
