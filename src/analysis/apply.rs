@@ -1959,14 +1959,14 @@ fn iter_layout(
     shape::iterator_output_strides(sizes, operands, refs_expand, s)
 }
 
-/// torch._refs.clamp, the analysis's: for each bound (min, then max)
-/// `where(ge(a, min) | isnan(a), a, min)` (`le` for max), each op laid out
-/// by the refs' elementwise rule on the tensors it sees (a number bound,
-/// `numbers` of them when `bounds` is empty, is none of them: inside the
-/// kernel, where takes it as a number). isnan's
-/// output of a contiguous `a` is contiguous whatever `a`'s size-1 strides,
-/// which then decides the `where` (tests/oracle/clamp_tensor_layout.tp,
-/// clamp_number_bounds_layout.tp).
+/// torch._refs.clamp, the analysis's, over `layouts` (`a`'s, then each
+/// tensor bound's): for each bound (min, then max) `where(ge(a, min) |
+/// isnan(a), a, min)` (`le` for max), each op laid out by the refs'
+/// elementwise rule on the tensors it sees. A number bound (`numbers` of
+/// them, when there is no tensor bound) is none of those tensors: inside
+/// the kernel, where takes it as a number. isnan's output of a contiguous
+/// `a` is contiguous whatever `a`'s size-1 strides, which then decides the
+/// `where` (tests/oracle/clamp_tensor_layout.tp, clamp_number_bounds_layout.tp).
 fn refs_clamp_strides(
     m: &mut super::state::Machine,
     layouts: &[(Dims, Dims)],
@@ -2173,22 +2173,15 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
             };
             owned.push((sizes, strides));
         }
-        let run = |m: &mut super::state::Machine, ops: &[(&Dims, &Dims)]| {
-            let operands: smallvec::SmallVec<[IterOperand; 4]> = ops
-                .iter()
-                .map(|(sizes, strides)| IterOperand { sizes, strides })
-                .collect();
-            iter_layout(&mut m.sizes, &p.sizes, &operands, analysis)
-        };
         if clamp {
             // torch._refs.clamp runs on the converted operands.
             refs_clamp_strides(m, &owned, if hardtanh { 2 } else { p.numbers })?
         } else {
-            let ops: smallvec::SmallVec<[(&Dims, &Dims); 4]> = owned
+            let operands: smallvec::SmallVec<[IterOperand; 4]> = owned
                 .iter()
-                .map(|(sizes, strides)| (sizes, strides))
+                .map(|(sizes, strides)| IterOperand { sizes, strides })
                 .collect();
-            run(m, &ops)?
+            iter_layout(&mut m.sizes, &p.sizes, &operands, analysis)?
         }
     } else {
         iter_strides(it, &p.sizes, &p.tensors)?
