@@ -1647,11 +1647,16 @@ struct Pointwise {
     /// the broadcast `other` by alpha first (`prims.mul(b, alpha)`), so
     /// the op sees that product, laid out by the expanded `other` alone.
     scaled: Option<TensorId>,
-    /// How many operands are numbers (a clamp's number bounds).
-    numbers: usize,
     /// Which operands, in order, are numbers (bit i for operand i; the
-    /// others are tensors).
+    /// others are tensors): a clamp's number bounds, torch.where's numbers.
     number_mask: u32,
+}
+
+impl Pointwise {
+    /// How many operands are numbers.
+    fn numbers(&self) -> usize {
+        self.number_mask.count_ones() as usize
+    }
 }
 
 /// Broadcast shape and promoted dtype of a pointwise op's operands.
@@ -1684,7 +1689,6 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         }
         ops.push(o);
     }
-    let numbers = ops.len() - tensors.len();
     let number_mask = ops
         .iter()
         .take(32)
@@ -1714,7 +1718,6 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         tensors,
         common,
         scaled: None,
-        numbers,
         number_mask,
     })
 }
@@ -2133,18 +2136,18 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
     let hardtanh = matches!(name, "hardtanh" | "relu6");
     let clamp = analysis
         && (hardtanh
-            || ((p.tensors.len() > 1 || p.numbers > 0)
+            || ((p.tensors.len() > 1 || p.numbers() > 0)
                 && matches!(name, "clamp" | "clip" | "clamp_min" | "clamp_max")));
     // torch.where with a number (where.ScalarSelf/ScalarOther) takes it as
     // a 0-d tensor, which the refs expand like any operand.
-    let zero_d = analysis && name == "where" && p.numbers > 0;
+    let zero_d = analysis && name == "where" && p.numbers() > 0;
     let strides = if converted || clamp || zero_d {
         // `.to(common)` keeps a dense input's strides and lays a non-dense
         // one (expanded, stepped) out densely (preserve_format): its zero
         // strides no longer step aside in the permutation.
         let mut owned: smallvec::SmallVec<[(Dims, Dims); 4]> = smallvec::SmallVec::new();
         let mut ids = p.tensors.iter();
-        for i in 0..p.tensors.len() + p.numbers {
+        for i in 0..p.tensors.len() + p.numbers() {
             if i < 32 && p.number_mask & (1 << i) != 0 {
                 if zero_d {
                     owned.push((Dims::new(), Dims::new()));
@@ -2175,7 +2178,7 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
         }
         if clamp {
             // torch._refs.clamp runs on the converted operands.
-            refs_clamp_strides(m, &owned, if hardtanh { 2 } else { p.numbers })?
+            refs_clamp_strides(m, &owned, if hardtanh { 2 } else { p.numbers() })?
         } else {
             let operands: smallvec::SmallVec<[IterOperand; 4]> = owned
                 .iter()
@@ -7088,30 +7091,31 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             // same sizes lose a non-contiguous layout there.
             let keeps = it.m.mode == Mode::Eager || grown || op.rule == "resize_as";
             let same = it.m.sizes.eq_dims(&sizes, t.sizes());
+            // resize_'s layout of `sizes` for a tensor whose own geometry
+            // is `current`: its strides kept when the sizes are the same,
+            // no memory format is asked for and `keeps`; else laid out anew.
+            let resized_strides = |it: &mut Interp, current: &SharedGeometry, keeps: bool| match fmt
+            {
+                None if keeps && it.m.sizes.eq_dims(&sizes, current.sizes()) => {
+                    Ok(current.strides().clone())
+                }
+                f => shape::format_strides(
+                    &sizes,
+                    f.unwrap_or(MemoryFormat::Contiguous),
+                    &mut it.m.sizes,
+                ),
+            };
             // FunctionalTensorMode runs resize_as_ on the Python wrapper too
             // (an inplace_view op): a wrapper whose sizes were stale takes
             // the template's, laid out anew unless they are the sizes it had.
             if it.m.mode == Mode::Analysis && op.rule == "resize_as" {
                 if let Some(python) = it.m.python_geom.get(&me).cloned() {
-                    let geom = if fmt.is_none() && it.m.sizes.eq_dims(&sizes, python.sizes()) {
-                        python
-                    } else {
-                        let f = fmt.unwrap_or(MemoryFormat::Contiguous);
-                        let strides = shape::format_strides(&sizes, f, &mut it.m.sizes)?;
-                        it.m.geometry(sizes.clone(), strides)
-                    };
-                    wrapper = Some(geom);
+                    let strides = resized_strides(it, &python, true)?;
+                    wrapper = Some(it.m.geometry(sizes.clone(), strides));
                 }
             }
             relaid = !keeps && same && fmt.is_none();
-            let strides = match fmt {
-                None if keeps && same => t.strides().clone(),
-                f => shape::format_strides(
-                    &sizes,
-                    f.unwrap_or(MemoryFormat::Contiguous),
-                    &mut it.m.sizes,
-                )?,
-            };
+            let strides = resized_strides(it, &t.geom, keeps)?;
             Meta {
                 sizes,
                 strides,
@@ -7417,7 +7421,7 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if let Some(node) = node {
                 it.m.nodes[node].not_implemented = Some(NoDerivative::Set);
                 if let Some(view) = view {
-                    it.m.regenerate_rebased_view(me, view.base)?;
+                    it.m.regenerate_view_node(me, view.base)?;
                     it.m.rebase_view_history(me, view.base, node, base_fn, span);
                 }
             }

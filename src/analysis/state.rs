@@ -563,10 +563,9 @@ impl Machine {
             // The analysis's views (of FunctionalTensors, a Python
             // subclass) regenerate their node by replaying the view on the
             // base (`view_fn`), which may refuse the base's new shape
-            // first (tests/oracle/view_replay_before_new_fn_assert.tp).
-            if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
-                self.replay_on_changed_base(id, view.base)?;
-            }
+            // first (tests/oracle/view_replay_before_new_fn_assert.tp);
+            // eager's run their view_fn when they have one.
+            self.regenerate_view_node(id, view.base)?;
             if self.mode == Mode::Analysis && !self.requires_grad(view.base) {
                 // A base that no longer requires grad (detach_) gives the
                 // replayed view no node, and autograd asserts one
@@ -577,7 +576,6 @@ impl Machine {
                 )
                 .help("this view's base stopped requiring grad (`detach_()`) and was then written: take the view after the detach_, or detach it too"));
             }
-            self.view_fn_bounds(id, view.base)?;
             let base_fn = self.grad_fn(view.base)?;
             let node = self.add_node("AsStridedBackward0", base_fn, Span::default());
             // Eager's node is as_strided of the base as it is now: a base
@@ -598,10 +596,11 @@ impl Machine {
         Ok(self.tensors[id].grad_fn)
     }
 
-    /// rebase_history ends by regenerating the node of the view `id` it
-    /// rebased on `base`: the analysis replays the view ops on the base;
-    /// eager runs the view's view_fn, when it has one (`view_fn_bounds`).
-    pub fn regenerate_rebased_view(&mut self, id: TensorId, base: TensorId) -> OpResult<()> {
+    /// What regenerating the node of view `id` of `base` runs (a stale
+    /// view's `grad_fn`, and the end of rebase_history): the analysis
+    /// replays the view ops on the base; eager runs the view's view_fn,
+    /// when it has one (`view_fn_bounds`).
+    pub fn regenerate_view_node(&mut self, id: TensorId, base: TensorId) -> OpResult<()> {
         if self.mode == Mode::Analysis && !self.metadata_changes.is_empty() {
             self.replay_on_changed_base(id, base)?;
         }
@@ -3338,7 +3337,7 @@ impl Machine {
                 self.integer_grad_nodes.insert(node);
             }
             if let (Some(view), Some(node)) = (t.view, node) {
-                self.regenerate_rebased_view(target, view.base)?;
+                self.regenerate_view_node(target, view.base)?;
                 // That replay records the view op on the base, which now
                 // requires grad: its set_history asserts an integer result
                 // is differentiable (tests/oracle/addmm_promotion.tp).
