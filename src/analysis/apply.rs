@@ -1650,6 +1650,9 @@ struct Pointwise {
     /// Which operands, in order, are numbers (bit i for operand i; the
     /// others are tensors): a clamp's number bounds, torch.where's numbers.
     number_mask: u32,
+    /// The analysis's decomposition into several elementwise ops, if the
+    /// op has one (`Decomposed`).
+    decomposed: Option<Decomposed>,
 }
 
 impl Pointwise {
@@ -1719,6 +1722,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
         common,
         scaled: None,
         number_mask,
+        decomposed: None,
     })
 }
 
@@ -1962,6 +1966,217 @@ fn iter_layout(
     shape::iterator_output_strides(sizes, operands, refs_expand, s)
 }
 
+/// A tensor's layout: its sizes and strides.
+type Geo = (Dims, Dims);
+
+/// The strides of one elementwise op of a torch._refs decomposition, as
+/// the analysis lays it out: `compute_elementwise_output_strides` over the
+/// operands (each a `(sizes, strides)` pair) broadcast to `shape`. A Python
+/// number (a CPU scalar to the refs) is no operand.
+fn refs_elementwise_on(
+    m: &mut super::state::Machine,
+    shape: &[SymInt],
+    ops: &[(&Dims, &Dims)],
+) -> OpResult<Dims> {
+    let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
+        .iter()
+        .map(|(sizes, strides)| IterOperand { sizes, strides })
+        .collect();
+    shape::iterator_output_strides(shape, &operands, true, &mut m.sizes)
+}
+
+/// [`refs_elementwise_on`] at the operands' broadcast shape, with it.
+fn refs_elementwise(m: &mut super::state::Machine, ops: &[&Geo]) -> OpResult<Geo> {
+    let mut shape: Dims = Dims::new();
+    for g in ops {
+        shape = shape::broadcast_shapes(&shape, &g.0, &mut m.sizes)?;
+    }
+    let pairs: smallvec::SmallVec<[(&Dims, &Dims); 3]> = ops.iter().map(|g| (&g.0, &g.1)).collect();
+    let strides = refs_elementwise_on(m, &shape, &pairs)?;
+    Ok((shape, strides))
+}
+
+/// Pointwise ops whose analysis meta kernel (activate_meta, under the
+/// Python dispatcher) is a decomposition running several elementwise ops
+/// (torch._refs.nn.functional, torch._decomp.decompositions, torch._refs),
+/// or, for isfinite, a CompositeImplicitAutograd kernel that does. Each op
+/// lays its output out by the refs' rule on the operands it sees, so a
+/// size-1 dim's stride can change from one op to the next: a `(1, 3, 1)`
+/// input strided `(1, 16, 5)` gives `(1, 1, 1)` after one op, which is
+/// contiguous, and `(3, 1, 1)` after the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decomposed {
+    /// `a * 0.5 * (1 + erf(a * M_SQRT1_2))`.
+    Gelu,
+    /// `0.5 * a * (1 + tanh(kBeta * (a + kKappa * (a * a * a))))`.
+    GeluTanh,
+    /// `where(a > 0, scale * a, (alpha * scale) * expm1(a * input_scale))`.
+    Elu,
+    /// `scale * where(a > 0, a, alpha * expm1(a))`.
+    Selu,
+    /// `where(a * beta > threshold, a, log1p(exp(a * beta)) / beta)`.
+    Softplus,
+    /// Softplus called with the schema's defaults (the integers `beta=1`,
+    /// `threshold=20`), which __torch_dispatch__ does not pass on: the
+    /// decomposition's `beta is None` branch, `where(a > threshold, a,
+    /// log1p(exp(a)))`. A float `1.0` is not the default.
+    SoftplusNoBeta,
+    /// `a * tanh(F.softplus(a))`.
+    Mish,
+    /// `where(gt(a, 0), a, mul(a, negative_slope))`.
+    LeakyRelu,
+    /// `clamp(clamp(a + 3, min=0), max=6) / 6`.
+    Hardsigmoid,
+    /// `a * clamp(clamp(a + 3, min=0), max=6) / 6`.
+    Hardswish,
+    /// log_sigmoid_forward: `minimum(0, a) - log1p(exp(-abs(a)))`.
+    LogSigmoid,
+    /// A floating `a`: `abs(a) == inf`.
+    IsInf,
+    /// A floating or complex `a` (C++'s composite): `(a == a) * (a.abs() != inf)`.
+    IsFinite,
+    /// logical_and/or/xor of operands converted to a non-bool dtype:
+    /// each broadcast, then `!= 0`, then the bitwise op.
+    Logical,
+}
+
+impl Decomposed {
+    /// The decomposition the analysis runs for `op` (an in-place op's
+    /// functional form is the op), given its common dtype.
+    fn of(op: &str, a: &Args, common: DType) -> Option<Decomposed> {
+        let is_int = |name: &str, default: i64| matches!(a.get(name), Value::Int(i) if i.as_int() == Some(default));
+        Some(match op.trim_end_matches('_') {
+            "gelu" => match a.get("approximate") {
+                Value::Str(s) if s.as_ref() == "tanh" => Decomposed::GeluTanh,
+                _ => Decomposed::Gelu,
+            },
+            "elu" => Decomposed::Elu,
+            "selu" => Decomposed::Selu,
+            "softplus" if is_int("beta", 1) && is_int("threshold", 20) => {
+                Decomposed::SoftplusNoBeta
+            }
+            "softplus" => Decomposed::Softplus,
+            "mish" => Decomposed::Mish,
+            "leaky_relu" => Decomposed::LeakyRelu,
+            "hardsigmoid" => Decomposed::Hardsigmoid,
+            "hardswish" => Decomposed::Hardswish,
+            "logsigmoid" => Decomposed::LogSigmoid,
+            "isinf" if common.is_floating() => Decomposed::IsInf,
+            "isfinite" if common.is_floating() || common.is_complex() => Decomposed::IsFinite,
+            "logical_and" | "logical_or" | "logical_xor" if common != DType::Bool => {
+                Decomposed::Logical
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// The analysis's strides of `chain` over its operands as its
+/// decomposition sees them (converted to the compute dtype already).
+fn refs_decomposed_strides(
+    m: &mut super::state::Machine,
+    chain: Decomposed,
+    sizes: &[SymInt],
+    operands: &[Geo],
+) -> OpResult<Dims> {
+    let r = refs_elementwise;
+    let Some(a) = operands.first() else {
+        return Ok(Dims::new());
+    };
+    // An op of `a` and numbers: `a * 0.5`, `a > 0`, `expm1(a)`.
+    let of_a = r(m, &[a])?;
+    // With a beta: `a * beta` first, and a division by beta last.
+    let softplus = |m: &mut super::state::Machine, beta: bool| -> OpResult<Geo> {
+        if !beta {
+            let log1p = r(m, &[&of_a])?;
+            return r(m, &[&of_a, a, &log1p]);
+        }
+        let exp = r(m, &[&of_a])?;
+        let log1p = r(m, &[&exp])?;
+        let divided = r(m, &[&log1p])?;
+        let above = r(m, &[&of_a])?;
+        r(m, &[&above, a, &divided])
+    };
+    // torch.clamp(torch.clamp(a + 3, min=0), max=6) / 6.
+    let hard = |m: &mut super::state::Machine| -> OpResult<Geo> {
+        let mut x = of_a.clone();
+        for _ in 0..2 {
+            x.1 = refs_clamp_strides(m, std::slice::from_ref(&x), 1)?;
+        }
+        Ok(x)
+    };
+    let out = match chain {
+        Decomposed::Gelu => {
+            let erf = r(m, &[&of_a])?;
+            let one_plus = r(m, &[&erf])?;
+            r(m, &[&of_a, &one_plus])?
+        }
+        Decomposed::GeluTanh => {
+            let square = r(m, &[a, a])?;
+            let cube = r(m, &[&square, a])?;
+            let scaled_cube = r(m, &[&cube])?;
+            let sum = r(m, &[a, &scaled_cube])?;
+            let inner = r(m, &[&sum])?;
+            let tanh = r(m, &[&inner])?;
+            let one_plus = r(m, &[&tanh])?;
+            r(m, &[&of_a, &one_plus])?
+        }
+        Decomposed::Elu => {
+            let expm1 = r(m, &[&of_a])?;
+            let scaled = r(m, &[&expm1])?;
+            r(m, &[&of_a, &of_a, &scaled])?
+        }
+        Decomposed::Selu => {
+            let rhs = r(m, &[&of_a])?;
+            let chosen = r(m, &[&of_a, a, &rhs])?;
+            r(m, &[&chosen])?
+        }
+        Decomposed::Softplus => softplus(m, true)?,
+        Decomposed::SoftplusNoBeta => softplus(m, false)?,
+        Decomposed::Mish => {
+            // (F.softplus(a): the defaults.)
+            let softplus = softplus(m, false)?;
+            let tanh = r(m, &[&softplus])?;
+            r(m, &[a, &tanh])?
+        }
+        Decomposed::LeakyRelu => r(m, &[&of_a, a, &of_a])?,
+        Decomposed::Hardsigmoid => {
+            let clamped = hard(m)?;
+            r(m, &[&clamped])?
+        }
+        Decomposed::Hardswish => {
+            let clamped = hard(m)?;
+            let product = r(m, &[a, &clamped])?;
+            r(m, &[&product])?
+        }
+        Decomposed::LogSigmoid => {
+            // (`of_a` is abs(a) and minimum(0, a) alike.)
+            let neg = r(m, &[&of_a])?;
+            let exp = r(m, &[&neg])?;
+            let log1p = r(m, &[&exp])?;
+            r(m, &[&of_a, &log1p])?
+        }
+        Decomposed::IsInf => r(m, &[&of_a])?,
+        Decomposed::IsFinite => {
+            let finite = r(m, &[&of_a])?;
+            r(m, &[&of_a, &finite])?
+        }
+        Decomposed::Logical => {
+            let mut nonzero: smallvec::SmallVec<[Geo; 2]> = smallvec::SmallVec::new();
+            for (s, st) in operands {
+                let expanded = (
+                    Dims::from(sizes),
+                    shape::refs_expanded_strides(s, st, sizes, &mut m.sizes)?,
+                );
+                nonzero.push(r(m, &[&expanded])?);
+            }
+            let refs: smallvec::SmallVec<[&Geo; 2]> = nonzero.iter().collect();
+            r(m, &refs)?
+        }
+    };
+    Ok(out.1)
+}
+
 /// torch._refs.clamp, the analysis's, over `layouts` (`a`'s, then each
 /// tensor bound's): for each bound (min, then max) `where(ge(a, min) |
 /// isnan(a), a, min)` (`le` for max), each op laid out by the refs'
@@ -1979,13 +2194,7 @@ fn refs_clamp_strides(
         return Ok(Dims::new());
     };
     let (mut sizes, mut strides) = (a_sizes.clone(), a_strides.clone());
-    let run = |m: &mut super::state::Machine, shape: &[SymInt], ops: &[(&Dims, &Dims)]| {
-        let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
-            .iter()
-            .map(|(sizes, strides)| IterOperand { sizes, strides })
-            .collect();
-        shape::iterator_output_strides(shape, &operands, true, &mut m.sizes)
-    };
+    let run = refs_elementwise_on;
     let tensor_bounds = bounds.iter().map(Some);
     let number_bounds = std::iter::repeat_n(None, if bounds.is_empty() { numbers } else { 0 });
     for bound in tensor_bounds.chain(number_bounds) {
@@ -2023,7 +2232,6 @@ fn refs_floor_divide_strides(
     b: Option<TensorId>,
     dtype: DType,
 ) -> OpResult<Option<Dims>> {
-    type Geo = (Dims, Dims);
     let geo = |m: &super::state::Machine, t: Option<TensorId>| -> Geo {
         t.map_or_else(Default::default, |t| {
             (m.tensors[t].sizes().clone(), m.tensors[t].strides().clone())
@@ -2045,21 +2253,7 @@ fn refs_floor_divide_strides(
             shape::refs_expanded_strides(&y.0, &y.1, &out, &mut m.sizes)?,
         );
     }
-    let op = |m: &mut super::state::Machine, ops: &[&Geo]| -> OpResult<Geo> {
-        let mut shape: Dims = Dims::new();
-        for g in ops {
-            shape = shape::broadcast_shapes(&shape, &g.0, &mut m.sizes)?;
-        }
-        let operands: smallvec::SmallVec<[IterOperand; 3]> = ops
-            .iter()
-            .map(|g| IterOperand {
-                sizes: &g.0,
-                strides: &g.1,
-            })
-            .collect();
-        let strides = shape::iterator_output_strides(&shape, &operands, true, &mut m.sizes)?;
-        Ok((shape, strides))
-    };
+    let op = refs_elementwise;
     let result = if dtype.is_floating() {
         let md = op(m, &[&x, &y])?;
         let diff = op(m, &[&x, &md])?;
@@ -2141,7 +2335,8 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
     // torch.where with a number (where.ScalarSelf/ScalarOther) takes it as
     // a 0-d tensor, which the refs expand like any operand.
     let zero_d = analysis && name == "where" && p.numbers() > 0;
-    let strides = if converted || clamp || zero_d {
+    let decomposed = p.decomposed.filter(|_| analysis);
+    let strides = if converted || clamp || zero_d || decomposed.is_some() {
         // `.to(common)` keeps a dense input's strides and lays a non-dense
         // one (expanded, stepped) out densely (preserve_format): its zero
         // strides no longer step aside in the permutation.
@@ -2176,7 +2371,10 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
             };
             owned.push((sizes, strides));
         }
-        if clamp {
+        if let Some(chain) = decomposed {
+            // (The decomposition runs on the converted operands.)
+            refs_decomposed_strides(m, chain, &p.sizes, &owned)?
+        } else if clamp {
             // torch._refs.clamp runs on the converted operands.
             refs_clamp_strides(m, &owned, if hardtanh { 2 } else { p.numbers() })?
         } else {
@@ -9255,6 +9453,9 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             && !matches!(p.common, DType::F16 | DType::BF16)
             && p.tensors.iter().all(|&t| it.m.t(t).dtype == p.common);
         let common = p.common;
+        if it.m.mode == Mode::Analysis && fast_layout.is_none() {
+            p.decomposed = Decomposed::of(op.name, a, common);
+        }
         let mut meta = pointwise_meta(it, op.name, p)?;
         if let Some(format) = fast_layout {
             meta.strides = shape::format_strides(&meta.sizes, format, &mut it.m.sizes)?;
