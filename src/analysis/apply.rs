@@ -1105,6 +1105,15 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if let Some(node) = node {
                 name_node(it, &a, node);
                 scatter_src_grad(it, op, &a, node);
+                if op.name == "roll" && it.m.mode == Mode::Eager {
+                    // RollBackward0 rolls the gradient back: a CPU roll,
+                    // which concatenates two slices (`autocast_concat`).
+                    let (sizes, dtype) = (it.m.t(outs[0]).sizes().clone(), it.m.t(outs[0]).dtype);
+                    let empty = sizes.iter().any(|d| it.m.sizes.eq_int(d, 0));
+                    if matches!(dtype, DType::F16 | DType::BF16) && !empty {
+                        it.m.concat_backward.push((node, dtype));
+                    }
+                }
                 if op.rule == "pad" && it.m.mode == Mode::Eager {
                     pad_backward_check(it, &a, node, &outs);
                 }
@@ -10100,6 +10109,15 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                         return Err(no_dims_error(d));
                     }
                     shape::wrap_dim(d, t.sizes().len())?;
+                }
+                // Eager's CPU roll concatenates two narrowed slices of self
+                // (at::cat, autocast's `promote` op, under autocast still)
+                // unless self is empty.
+                let empty = t.sizes().iter().any(|d| it.m.sizes.eq_int(d, 0));
+                if it.m.mode == Mode::Eager && !empty {
+                    autocast_promote(it, &[a.tensor("self")?]).map_err(|e| {
+                        e.help("roll a float32 tensor (or one of autocast's dtype) under CPU autocast: CPU roll concatenates two slices of it")
+                    })?;
                 }
             }
             if op.name == "flip" {

@@ -274,7 +274,8 @@ pub(crate) fn predict(
 
 /// Backward runs under the autocast state the function left (the engine
 /// takes the caller's thread-local state): a split's or unbind's node
-/// concatenates its gradients with `cat` or `stack`, CPU autocast's
+/// concatenates its gradients with `cat` or `stack`, and a roll's rolls
+/// its gradient back (a CPU roll is a `cat` of two slices): CPU autocast's
 /// `promote` ops, which refuse float16 under bfloat16 autocast (and the
 /// reverse).
 fn autocast_concat(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
@@ -284,9 +285,14 @@ fn autocast_concat(m: &super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     let lower = m.cpu_autocast_dtype()?;
     let &(_, dtype) = m.concat_backward.iter().find(|(node, _)| *node == n)?;
     let e = super::apply::promote_dtypes(lower, [dtype]).err()?;
+    let label = if m.nodes[n].name.as_str() == "RollBackward0" {
+        "backward of this op rolls its gradient back, concatenating two slices of it"
+    } else {
+        "backward of this op concatenates the gradients of its outputs"
+    };
     Some(
         op_error(e, m.nodes[n].span)
-            .with_label("backward of this op concatenates the gradients of its outputs")
+            .with_label(label)
             .with_help("disable autocast before the function returns (use `with torch.autocast(...)`), or split a float32 tensor"),
     )
 }
