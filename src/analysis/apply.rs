@@ -1099,9 +1099,8 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     super::values::note_compare_mask(&mut it.m, op.name, &get, *out);
                 }
             }
-            let node =
-                it.m.record_history(saved_variant(&a), false, &named, &outs, span)
-                    .map_err(|e| op_error(e, span))?;
+            let node = record_composite(it, &a, saved_variant(&a), false, &outs, span)
+                .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 name_node(it, &a, node);
                 scatter_src_grad(it, op, &a, node);
@@ -9805,16 +9804,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             };
             if it.m.inference_mode || !it.m.grown_by_resize.is_empty() {
                 // The operands the decomposition views (torch._decomp's matmul).
-                let (d1, d2) = (t.sizes().len(), ot.sizes().len());
                 let x = me.unwrap_or(o);
                 let viewed = match rule {
                     "outer" => [true, false],
-                    "matmul" => match (d1, d2) {
-                        (1, 2) => [true, false],
-                        (_, 1 | 2) if d1 >= 3 && matmul_folds(it, t, &ot, x, o) => [true, false],
-                        (1 | 2, _) if d2 >= 3 && matmul_folds(it, t, &ot, x, o) => [d1 == 2, true],
-                        _ => [d1 >= 3 || d2 >= 3; 2],
-                    },
+                    "matmul" => analysis_matmul_viewed(it, t, &ot, x, o),
                     _ => [false, false],
                 };
                 // (Under autocast the operands are already the cast copies.)
@@ -9884,14 +9877,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // torch._decomp's matmul, batched path:
                 // `tensor1_expanded.bmm(tensor2_expanded).view(output_shape)`, a view of
                 // an intermediate (eager's C++ uses _unsafe_view instead).
-                let named = named_inputs(a);
                 let n = if d1 >= 2 { t.sizes()[d1 - 2].clone() } else { SymInt::int(1) };
                 let p = if d2 >= 2 { ot.sizes()[d2 - 1].clone() } else { SymInt::int(1) };
                 let batch_dims = meta.sizes.len() - usize::from(d1 >= 2) - usize::from(d2 >= 2);
                 let batch = it.m.sizes.prod(&meta.sizes[..batch_dims])?;
                 let bmm_meta = contiguous(it, smallvec![batch, n, p], dtype)?;
                 let tmp = it.m.fresh(bmm_meta, span, "bmm");
-                it.m.record_history("matmul", false, &named, &[tmp], span)?;
+                record_composite(it, a, "matmul", false, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
                 return Ok((vec![], Some(Value::Tensor(v))));
             }
@@ -9916,7 +9908,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
                 let out = it.m.fresh(meta.clone(), span, "matmul");
-                it.m.record_history("matmul", false, &named_inputs(a), &[out], span)?;
+                record_composite(it, a, "matmul", false, &[out], span)?;
                 let lead = if d2 == 2 { meta.sizes.len() - 1 } else { meta.sizes.len() };
                 let mut source: Dims = smallvec![it.m.sizes.prod(&meta.sizes[..lead])?];
                 source.extend(meta.sizes[lead..].iter().cloned());
@@ -10055,9 +10047,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // bias; a 2-d one is plain addmm): addmm on the flattened
                 // input, then `result.view(*batch, out)`: a view of an
                 // intermediate.
-                let named = named_inputs(a);
                 let tmp = it.m.fresh(meta.clone(), span, "linear");
-                if let Some(node) = it.m.record_history("linear", false, &named, &[tmp], span)? {
+                if let Some(node) = record_composite(it, a, "linear", true, &[tmp], span)? {
                     linear_saved_views(it, a, node, true);
                 }
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
@@ -11803,9 +11794,8 @@ fn analysis_matmul_view(
     } else {
         return Ok(None);
     };
-    let named = named_inputs(a);
     let tmp = it.m.fresh(product, span, "mm");
-    it.m.record_history("matmul", false, &named, &[tmp], span)?;
+    record_composite(it, a, "matmul", false, &[tmp], span)?;
     let v = it.m.view_of(tmp, view, op, false, true, span)?;
     if op == "squeeze" {
         record_squeeze_dim0(it, v);
@@ -11865,6 +11855,98 @@ fn record_squeeze_dim0(it: &mut Interp, v: TensorId) {
     }
 }
 
+/// Which of matmul's operands of `dx` and `dy` dims its mm, mv, dot or bmm
+/// gets as they are (the others as views it made).
+fn matmul_operands_itself(dx: usize, dy: usize) -> (bool, bool) {
+    // (1-d @ batched: the batched operand is folded transposed, and the
+    // vector goes to mv as it is.)
+    let x_itself = matches!((dx, dy), (1, 1) | (2, 1) | (2, 2)) || (dx == 1 && dy >= 3);
+    // (A batched operand against a matrix or vector is folded; the other
+    // goes to mm or mv as it is.)
+    (x_itself, dy <= 2)
+}
+
+/// `record_history` of a composite op's node in the analysis, with the
+/// operands it saves as views it made (`composite_saved_views`).
+fn record_composite(
+    it: &mut Interp,
+    a: &Args,
+    saves: &'static str,
+    flattened: bool,
+    outs: &[TensorId],
+    span: Span,
+) -> OpResult<Option<NodeId>> {
+    let named = named_inputs(a);
+    if it.m.mode == Mode::Analysis {
+        it.m.saved_as_views = composite_saved_views(it, a.op.name, a, flattened);
+    }
+    let recorded = it.m.record_history(saves, false, &named, outs, span);
+    it.m.saved_as_views.clear();
+    recorded
+}
+
+/// Which operands of `x @ o` (tensors `t` and `ot`) torch._decomp's matmul,
+/// the analysis's, takes views of: 1-d @ 2-d unsqueezes `x`; a fold
+/// reshapes the batched operand (and transposes a matrix `x` folded
+/// against a batched `o`); the batched path expands both.
+fn analysis_matmul_viewed(
+    it: &mut Interp,
+    t: &Tensor,
+    ot: &Tensor,
+    x: TensorId,
+    o: TensorId,
+) -> [bool; 2] {
+    let (d1, d2) = (t.sizes().len(), ot.sizes().len());
+    match (d1, d2) {
+        (1, 2) => [true, false],
+        (_, 1 | 2) if d1 >= 3 && matmul_folds(it, t, ot, x, o) => [true, false],
+        (1 | 2, _) if d2 >= 3 && matmul_folds(it, t, ot, x, o) => [d1 == 2, true],
+        _ => [d1 >= 3 || d2 >= 3; 2],
+    }
+}
+
+/// The analysis: the operands of a composite op (matmul, linear) that its
+/// node saves as views the composite made (`Machine::saved_as_views`).
+/// Linear saves `weight.t()`, and its input as itself only when 2-d and
+/// not flattened (`_flatten_nd_linear`); a 1-d one goes through matmul's
+/// unsqueeze. tests/oracle/inference_composite_saved_views.tp.
+fn composite_saved_views(
+    it: &mut Interp,
+    op: &str,
+    a: &Args,
+    flattened: bool,
+) -> smallvec::SmallVec<[TensorId; 2]> {
+    let mut views = smallvec::SmallVec::new();
+    let (x, y, x_itself, y_itself) = match op {
+        "matmul" => {
+            let (Ok(x), Ok(y)) = (a.tensor("self"), a.tensor("other")) else {
+                return views;
+            };
+            let (t, ot) = (it.m.t(x).clone(), it.m.t(y).clone());
+            let [xv, yv] = analysis_matmul_viewed(it, &t, &ot, x, y);
+            (x, y, !xv, !yv)
+        }
+        "linear" => {
+            let (Ok(x), Ok(w)) = (a.tensor("input"), a.tensor("weight")) else {
+                return views;
+            };
+            (x, w, !flattened && it.m.t(x).sizes().len() == 2, false)
+        }
+        _ => return views,
+    };
+    // (An operand given twice is saved as itself if either is.)
+    if x == y && (x_itself || y_itself) {
+        return views;
+    }
+    if !x_itself {
+        views.push(x);
+    }
+    if !y_itself && x != y {
+        views.push(y);
+    }
+    views
+}
+
 /// matmul saves its operands as they are only on the dot, mv and mm paths
 /// (and the unfolded operand of a folded mm or mv); otherwise what bmm or mm
 /// saves is a view of the operand (unsqueeze, reshape, expand), whose node
@@ -11872,12 +11954,7 @@ fn record_squeeze_dim0(it: &mut Interp, v: TensorId) {
 /// version check instead (tests/oracle/matmul_saved_views.tp).
 fn matmul_saved_views(it: &mut Interp, x: TensorId, y: TensorId, node: NodeId) {
     let (dx, dy) = (it.m.t(x).sizes().len(), it.m.t(y).sizes().len());
-    // (1-d @ batched: the batched operand is folded transposed, and the
-    // vector goes to mv as it is.)
-    let x_itself = matches!((dx, dy), (1, 1) | (2, 1) | (2, 2)) || (dx == 1 && dy >= 3);
-    // (A batched operand against a matrix or vector is folded; the other
-    // goes to mm or mv as it is.)
-    let y_itself = dy <= 2;
+    let (x_itself, y_itself) = matmul_operands_itself(dx, dy);
     if x_itself && y_itself {
         return;
     }
@@ -12282,7 +12359,11 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         let full_meta = it.m.contiguous_meta(full, dtype)?;
         let named = named_inputs(a);
         let tmp = it.m.fresh(full_meta.clone(), span, "convolution");
-        it.m.record_history(saves, false, &named, &[tmp], span)?;
+        // (The convolution saves the unsqueezed input.)
+        it.m.saved_as_views = smallvec![x];
+        let recorded = it.m.record_history(saves, false, &named, &[tmp], span);
+        it.m.saved_as_views.clear();
+        recorded?;
         let view = Meta {
             sizes: full_meta.sizes[1..].into(),
             strides: full_meta.strides[1..].into(),

@@ -123,8 +123,14 @@ pub struct Machine {
     /// input metadata), where an in-place metadata op that recorded no
     /// history (under no_grad or inference_mode) changed the tensor's own.
     pub grad_sizes: rustc_hash::FxHashMap<TensorId, Dims>,
+    /// The analysis: the operands the op being recorded saves as views its
+    /// composite made of them (matmul's unsqueeze or fold, linear's
+    /// `weight.t()`, an unbatched conv2d's unsqueeze). Each view is a new
+    /// functional wrapper, a normal tensor outside inference_mode, which
+    /// may be saved where its inference operand may not.
+    pub saved_as_views: smallvec::SmallVec<[TensorId; 2]>,
     /// Eager: the nodes whose backward concatenates gradients of a
-    /// lower-precision floating dtype (split's `cat`, unbind's `stack`):
+    /// lower-precision floating dtype (split's `cat`, unbind's `stack`, roll's):
     /// CPU autocast left enabled by the function runs that under its
     /// `promote` policy, which may refuse the dtype.
     pub concat_backward: Vec<(NodeId, DType)>,
@@ -388,6 +394,7 @@ impl Machine {
             metadata_flag_kept: Default::default(),
             pending_values: Default::default(),
             grad_sizes: Default::default(),
+            saved_as_views: Default::default(),
             concat_backward: Vec::new(),
             bad_grads: Default::default(),
             copy_slices_overruns: Default::default(),
@@ -1662,7 +1669,10 @@ impl Machine {
         role: &'static str,
         original: bool,
     ) -> OpResult<()> {
-        if self.tensors[tensor].is_inference {
+        let made_view = self.mode == Mode::Analysis
+            && !self.inference_mode
+            && self.saved_as_views.contains(&tensor);
+        if self.tensors[tensor].is_inference && !made_view {
             return Err(inference_saved_error());
         }
         let version = self.tensors[tensor].version;
