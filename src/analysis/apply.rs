@@ -812,6 +812,28 @@ fn constant_pad_mode(a: &Args) -> bool {
     }
 }
 
+/// Does matmul refuse its operands before its first op (a dot, mv, mm,
+/// unsqueeze, expand or transpose, whose autograd kernel regenerates a
+/// stale view's grad_fn)? Only a 0-d operand, or batch dims that do not
+/// broadcast, are refused that early (both the analysis's torch._decomp
+/// matmul and eager's); mismatched inner sizes are mm's or bmm's to refuse.
+/// (A symbolic batch size is taken to broadcast.)
+/// tests/oracle/matmul_stale_view_regenerated_first.tp.
+fn matmul_checks_first(it: &Interp, a: &Args) -> bool {
+    let (Ok(x), Ok(y)) = (a.tensor("self"), a.tensor("other")) else {
+        return true;
+    };
+    let (xs, ys) = (it.m.t(x).sizes(), it.m.t(y).sizes());
+    if xs.is_empty() || ys.is_empty() {
+        return true;
+    }
+    let batch = |s: &'_ Dims| s[..s.len().saturating_sub(2)].to_vec();
+    let (bx, by) = (batch(xs), batch(ys));
+    bx.iter().rev().zip(by.iter().rev()).any(|(p, q)| {
+        matches!((p.as_int(), q.as_int()), (Some(p), Some(q)) if p != q && p != 1 && q != 1)
+    })
+}
+
 /// Does the Python binding wrap a number argument of `a` into a tensor
 /// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
 /// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
@@ -1003,19 +1025,20 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             // An op's autograd kernel collects its inputs' grad_fns (which
             // regenerates a stale view's, and may refuse) before the kernel
             // below checks the arguments. The composites that check their
-            // own first: matmul, linear, einsum.
+            // own first: linear, einsum, and matmul (`matmul_checks_first`).
             // (Only a stale view's read can refuse: looked for first.)
             // Eager's dropout that returns its input runs no autograd kernel.
             let identity = op.name == "dropout"
                 && it.m.mode == Mode::Eager
                 && dropout_returns_input(it, &a).is_ok_and(|x| x.is_some());
+            let checks_first = match op.name {
+                "linear" | "einsum" => true,
+                "matmul" => matmul_checks_first(it, &a),
+                _ => false,
+            };
             for v in &a.v {
                 if let Value::Tensor(t) = *v {
-                    if it.m.is_stale_view(t)
-                        && differentiable
-                        && !identity
-                        && !matches!(op.name, "matmul" | "linear" | "einsum")
-                    {
+                    if it.m.is_stale_view(t) && differentiable && !identity && !checks_first {
                         it.m.collect_stale_edge(t).map_err(|e| op_error(e, span))?;
                     }
                 }
