@@ -827,8 +827,10 @@ fn matmul_checks_first(it: &Interp, a: &Args) -> bool {
     if xs.is_empty() || ys.is_empty() {
         return true;
     }
-    let batch = |s: &'_ Dims| s[..s.len().saturating_sub(2)].to_vec();
-    let (bx, by) = (batch(xs), batch(ys));
+    let (bx, by) = (
+        &xs[..xs.len().saturating_sub(2)],
+        &ys[..ys.len().saturating_sub(2)],
+    );
     bx.iter().rev().zip(by.iter().rev()).any(|(p, q)| {
         matches!((p.as_int(), q.as_int()), (Some(p), Some(q)) if p != q && p != 1 && q != 1)
     })
@@ -1031,14 +1033,14 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             let identity = op.name == "dropout"
                 && it.m.mode == Mode::Eager
                 && dropout_returns_input(it, &a).is_ok_and(|x| x.is_some());
-            let checks_first = match op.name {
+            let checks_first = |it: &Interp| match op.name {
                 "linear" | "einsum" => true,
                 "matmul" => matmul_checks_first(it, &a),
                 _ => false,
             };
             for v in &a.v {
                 if let Value::Tensor(t) = *v {
-                    if it.m.is_stale_view(t) && differentiable && !identity && !checks_first {
+                    if it.m.is_stale_view(t) && differentiable && !identity && !checks_first(it) {
                         it.m.collect_stale_edge(t).map_err(|e| op_error(e, span))?;
                     }
                 }
@@ -1122,7 +1124,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     super::values::note_compare_mask(&mut it.m, op.name, &get, *out);
                 }
             }
-            let node = record_composite(it, &a, saved_variant(&a), false, &outs, span)
+            let node = record_composite(it, &a, &named, saved_variant(&a), false, &outs, span)
                 .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {
                 name_node(it, &a, node);
@@ -2336,6 +2338,8 @@ fn refs_floor_divide_strides(
     Ok(Some(result.1))
 }
 
+// (Its one caller inlined it before the decompositions made it longer.)
+#[inline(always)]
 fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
     let m = &mut it.m;
     // The analysis's meta kernels of most pointwise ops are torch._refs
@@ -9484,7 +9488,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             && !matches!(p.common, DType::F16 | DType::BF16)
             && p.tensors.iter().all(|&t| it.m.t(t).dtype == p.common);
         let common = p.common;
-        if it.m.mode == Mode::Analysis && fast_layout.is_none() {
+        if it.m.mode == Mode::Analysis
+            && fast_layout.is_none()
+            && matches!(rule, "unary_float" | "unary_bool" | "compare")
+        {
             p.decomposed = Decomposed::of(op.name, a, common);
         }
         let mut meta = pointwise_meta(it, op.name, p)?;
@@ -9906,7 +9913,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let batch = it.m.sizes.prod(&meta.sizes[..batch_dims])?;
                 let bmm_meta = contiguous(it, smallvec![batch, n, p], dtype)?;
                 let tmp = it.m.fresh(bmm_meta, span, "bmm");
-                record_composite(it, a, "matmul", false, &[tmp], span)?;
+                record_composite(it, a, &named_inputs(a), "matmul", false, &[tmp], span)?;
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
                 return Ok((vec![], Some(Value::Tensor(v))));
             }
@@ -9931,7 +9938,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     }
                 }
                 let out = it.m.fresh(meta.clone(), span, "matmul");
-                record_composite(it, a, "matmul", false, &[out], span)?;
+                record_composite(it, a, &named_inputs(a), "matmul", false, &[out], span)?;
                 let lead = if d2 == 2 { meta.sizes.len() - 1 } else { meta.sizes.len() };
                 let mut source: Dims = smallvec![it.m.sizes.prod(&meta.sizes[..lead])?];
                 source.extend(meta.sizes[lead..].iter().cloned());
@@ -10071,7 +10078,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // input, then `result.view(*batch, out)`: a view of an
                 // intermediate.
                 let tmp = it.m.fresh(meta.clone(), span, "linear");
-                if let Some(node) = record_composite(it, a, "linear", true, &[tmp], span)? {
+                if let Some(node) = record_composite(it, a, &named_inputs(a), "linear", true, &[tmp], span)? {
                     linear_saved_views(it, a, node, true);
                 }
                 let v = it.m.view_of(tmp, meta, "view", false, true, span)?;
@@ -11818,7 +11825,7 @@ fn analysis_matmul_view(
         return Ok(None);
     };
     let tmp = it.m.fresh(product, span, "mm");
-    record_composite(it, a, "matmul", false, &[tmp], span)?;
+    record_composite(it, a, &named_inputs(a), "matmul", false, &[tmp], span)?;
     let v = it.m.view_of(tmp, view, op, false, true, span)?;
     if op == "squeeze" {
         record_squeeze_dim0(it, v);
@@ -11889,21 +11896,24 @@ fn matmul_operands_itself(dx: usize, dy: usize) -> (bool, bool) {
     (x_itself, dy <= 2)
 }
 
-/// `record_history` of a composite op's node in the analysis, with the
-/// operands it saves as views it made (`composite_saved_views`).
+/// `record_history` of an op's node (`named`: its inputs), with, in the
+/// analysis, the operands a composite (matmul, linear) saves as views it
+/// made (`composite_saved_views`).
+#[inline]
 fn record_composite(
     it: &mut Interp,
     a: &Args,
+    named: &[(&'static str, Option<TensorId>)],
     saves: &'static str,
     flattened: bool,
     outs: &[TensorId],
     span: Span,
 ) -> OpResult<Option<NodeId>> {
-    let named = named_inputs(a);
-    if it.m.mode == Mode::Analysis {
-        it.m.saved_as_views = composite_saved_views(it, a.op.name, a, flattened);
+    if it.m.mode == Mode::Eager || !matches!(a.op.name, "matmul" | "linear") {
+        return it.m.record_history(saves, false, named, outs, span);
     }
-    let recorded = it.m.record_history(saves, false, &named, outs, span);
+    it.m.saved_as_views = composite_saved_views(it, a.op.name, a, flattened);
+    let recorded = it.m.record_history(saves, false, named, outs, span);
     it.m.saved_as_views.clear();
     recorded
 }

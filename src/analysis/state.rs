@@ -1669,10 +1669,11 @@ impl Machine {
         role: &'static str,
         original: bool,
     ) -> OpResult<()> {
-        let made_view = self.mode == Mode::Analysis
-            && !self.inference_mode
-            && self.saved_as_views.contains(&tensor);
-        if self.tensors[tensor].is_inference && !made_view {
+        if self.tensors[tensor].is_inference
+            && !(self.mode == Mode::Analysis
+                && !self.inference_mode
+                && self.saved_as_views.contains(&tensor))
+        {
             return Err(inference_saved_error());
         }
         let version = self.tensors[tensor].version;
