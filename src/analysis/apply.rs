@@ -1132,9 +1132,11 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                 if op.name == "roll" && it.m.mode == Mode::Eager {
                     // RollBackward0 rolls the gradient back: a CPU roll,
                     // which concatenates two slices (`autocast_concat`).
-                    let (sizes, dtype) = (it.m.t(outs[0]).sizes().clone(), it.m.t(outs[0]).dtype);
-                    let empty = sizes.iter().any(|d| it.m.sizes.eq_int(d, 0));
-                    if matches!(dtype, DType::F16 | DType::BF16) && !empty {
+                    let out = &it.m.tensors[outs[0]];
+                    let dtype = out.dtype;
+                    if matches!(dtype, DType::F16 | DType::BF16)
+                        && !it.m.sizes.any_zero(out.sizes())
+                    {
                         it.m.concat_backward.push((node, dtype));
                     }
                 }
@@ -2220,7 +2222,7 @@ fn refs_decomposed_strides(
 /// `where` (tests/oracle/clamp_tensor_layout.tp, clamp_number_bounds_layout.tp).
 fn refs_clamp_strides(
     m: &mut super::state::Machine,
-    layouts: &[(Dims, Dims)],
+    layouts: &[Geo],
     numbers: usize,
 ) -> OpResult<Dims> {
     let Some(((a_sizes, a_strides), bounds)) = layouts.split_first() else {
@@ -2375,7 +2377,7 @@ fn pointwise_meta(it: &mut Interp, op: &str, p: Pointwise) -> OpResult<Meta> {
         // `.to(common)` keeps a dense input's strides and lays a non-dense
         // one (expanded, stepped) out densely (preserve_format): its zero
         // strides no longer step aside in the permutation.
-        let mut owned: smallvec::SmallVec<[(Dims, Dims); 4]> = smallvec::SmallVec::new();
+        let mut owned: smallvec::SmallVec<[Geo; 4]> = smallvec::SmallVec::new();
         let mut ids = p.tensors.iter();
         for i in 0..p.tensors.len() + p.numbers() {
             if i < 32 && p.number_mask & (1 << i) != 0 {
@@ -4617,7 +4619,7 @@ fn advanced_index(
     } else {
         zeros.chain(kept.map(|d| st.strides()[d].clone())).collect()
     };
-    let empty = st.sizes().iter().any(|s| it.m.sizes.eq_int(s, 0));
+    let empty = it.m.sizes.any_zero(st.sizes());
     let strides = if empty {
         shape::contiguous_strides(&sizes, &mut it.m.sizes)
     } else {
@@ -10134,8 +10136,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // Eager's CPU roll concatenates two narrowed slices of self
                 // (at::cat, autocast's `promote` op, under autocast still)
                 // unless self is empty.
-                let empty = t.sizes().iter().any(|d| it.m.sizes.eq_int(d, 0));
-                if it.m.mode == Mode::Eager && !empty {
+                if it.m.mode == Mode::Eager && !it.m.sizes.any_zero(t.sizes()) {
                     autocast_promote(it, &[a.tensor("self")?]).map_err(|e| {
                         e.help("roll a float32 tensor (or one of autocast's dtype) under CPU autocast: CPU roll concatenates two slices of it")
                     })?;
@@ -10645,7 +10646,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // (Its bernoulli_ has no complex kernel.)
             let eager_noise = it.m.mode == Mode::Eager
                 && p != 1.0
-                && !t.sizes().iter().any(|s| it.m.sizes.eq_int(s, 0));
+                && !it.m.sizes.any_zero(t.sizes());
             if eager_noise && t.dtype.is_complex() {
                 return Err(not_implemented_for("bernoulli_scalar_cpu_", t.dtype));
             }
@@ -11885,17 +11886,6 @@ fn record_squeeze_dim0(it: &mut Interp, v: TensorId) {
     }
 }
 
-/// Which of matmul's operands of `dx` and `dy` dims its mm, mv, dot or bmm
-/// gets as they are (the others as views it made).
-fn matmul_operands_itself(dx: usize, dy: usize) -> (bool, bool) {
-    // (1-d @ batched: the batched operand is folded transposed, and the
-    // vector goes to mv as it is.)
-    let x_itself = matches!((dx, dy), (1, 1) | (2, 1) | (2, 2)) || (dx == 1 && dy >= 3);
-    // (A batched operand against a matrix or vector is folded; the other
-    // goes to mm or mv as it is.)
-    (x_itself, dy <= 2)
-}
-
 /// `record_history` of an op's node (`named`: its inputs), with, in the
 /// analysis, the operands a composite (matmul, linear) saves as views it
 /// made (`composite_saved_views`).
@@ -11912,7 +11902,21 @@ fn record_composite(
     if it.m.mode == Mode::Eager || !matches!(a.op.name, "matmul" | "linear") {
         return it.m.record_history(saves, false, named, outs, span);
     }
-    it.m.saved_as_views = composite_saved_views(it, a.op.name, a, flattened);
+    let views = composite_saved_views(it, a.op.name, a, flattened);
+    record_saving_views(it, views, named, saves, outs, span)
+}
+
+/// `record_history` with `Machine::saved_as_views` set to `views` while
+/// the node saves its inputs.
+fn record_saving_views(
+    it: &mut Interp,
+    views: smallvec::SmallVec<[TensorId; 2]>,
+    named: &[(&'static str, Option<TensorId>)],
+    saves: &'static str,
+    outs: &[TensorId],
+    span: Span,
+) -> OpResult<Option<NodeId>> {
+    it.m.saved_as_views = views;
     let recorded = it.m.record_history(saves, false, named, outs, span);
     it.m.saved_as_views.clear();
     recorded
@@ -11987,7 +11991,12 @@ fn composite_saved_views(
 /// version check instead (tests/oracle/matmul_saved_views.tp).
 fn matmul_saved_views(it: &mut Interp, x: TensorId, y: TensorId, node: NodeId) {
     let (dx, dy) = (it.m.t(x).sizes().len(), it.m.t(y).sizes().len());
-    let (x_itself, y_itself) = matmul_operands_itself(dx, dy);
+    // (1-d @ batched: the batched operand is folded transposed, and the
+    // vector goes to mv as it is.)
+    let x_itself = matches!((dx, dy), (1, 1) | (2, 1) | (2, 2)) || (dx == 1 && dy >= 3);
+    // (A batched operand against a matrix or vector is folded; the other
+    // goes to mm or mv as it is.)
+    let y_itself = dy <= 2;
     if x_itself && y_itself {
         return;
     }
@@ -12310,7 +12319,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
     // backend; any other input with no elements is refused.
     let empty_backend =
         it.m.sizes.eq_int(&conv_sizes[0], 0) || it.m.sizes.eq_int(&conv_sizes[1], 0);
-    if !empty_backend && conv_sizes.iter().any(|d| it.m.sizes.eq_int(d, 0)) {
+    if !empty_backend && it.m.sizes.any_zero(&conv_sizes) {
         return Err(oe(
             "other",
             format!(
@@ -12393,10 +12402,7 @@ fn conv2d(it: &mut Interp, a: &Args, span: Span) -> OpResult<FnOut> {
         let named = named_inputs(a);
         let tmp = it.m.fresh(full_meta.clone(), span, "convolution");
         // (The convolution saves the unsqueezed input.)
-        it.m.saved_as_views = smallvec![x];
-        let recorded = it.m.record_history(saves, false, &named, &[tmp], span);
-        it.m.saved_as_views.clear();
-        recorded?;
+        record_saving_views(it, smallvec![x], &named, saves, &[tmp], span)?;
         let view = Meta {
             sizes: full_meta.sizes[1..].into(),
             strides: full_meta.strides[1..].into(),

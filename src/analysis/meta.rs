@@ -883,7 +883,7 @@ pub fn collect(
         // (A symbolic size is decided, with its guard, only for a view, as
         // before; elsewhere only a size known to be 0 counts.)
         let empty = if tt.view.is_some() {
-            tt.sizes().iter().any(|s| m.sizes.eq_int(s, 0))
+            m.sizes.any_zero(tt.sizes())
         } else {
             tt.sizes()
                 .iter()

@@ -127,6 +127,13 @@ impl Sizes {
         }
     }
 
+    /// Is any of `dims` 0 (a tensor of these sizes has no elements)?
+    /// Decided (with its guards) dim by dim, stopping at the first 0.
+    #[inline]
+    pub fn any_zero(&mut self, dims: &[SymInt]) -> bool {
+        dims.iter().any(|d| self.eq_int(d, 0))
+    }
+
     #[inline]
     pub fn lt(&mut self, a: &SymInt, b: &SymInt) -> bool {
         self.decide(a, Rel::Lt, b)
