@@ -9834,7 +9834,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 matmul_shape(it, rule, t.sizes(), ot.sizes())?
             };
-            if it.m.inference_mode || !it.m.grown_by_resize.is_empty() {
+            if it.m.inference_mode || !it.m.grown_outer.is_empty() {
                 // The operands the decomposition views (torch._decomp's matmul).
                 let x = me.unwrap_or(o);
                 let viewed = match rule {

@@ -201,15 +201,27 @@ pub struct Machine {
     /// AccumulateGrad's `obeys_layout_contract` reads them for a gradient of
     /// more dims (`stride_slot`). Few.
     pub stale_stride_slots: rustc_hash::FxHashMap<TensorId, [SymInt; INLINE_DIMS]>,
-    /// Tensors whose `resize_()` grew their storage in the analysis:
-    /// functionalization gave each a storage of its own whose fake data
-    /// lives on the meta device, so a view of it fails
-    /// (`FunctionalTensorWrapper::maybe_replace_storage`). Few.
+    /// Tensors whose resize grew their functional storage in the analysis
+    /// (`FunctionalTensorWrapper::maybe_replace_storage` for resize_): such
+    /// a wrapper is a base again for inference_mode's lookups
+    /// (`check_inference_mutation`). Few.
     pub grown_by_resize: rustc_hash::FxHashSet<TensorId>,
-    /// The storages a resize grew in the analysis, with how many tensors
-    /// existed then: the aliases made before share the moved fake data
-    /// (`grown_alias`). Few.
-    pub grown_storages: rustc_hash::FxHashMap<StorageId, usize>,
+    /// The Python wrappers' storages (`Tensor::alias_key`) that a resize
+    /// grew in the analysis: FunctionalTensorMode reruns resize_ and
+    /// resize_as_ (inplace_view ops) on the wrapper subclass, whose grown
+    /// storage is on the meta device, so a view of any tensor whose wrapper
+    /// shares it fails (`check_grown_view`). Few.
+    pub grown_outer: rustc_hash::FxHashSet<StorageId>,
+    /// The byte sizes of those wrapper storages where they differ from
+    /// their functional storage's (`FunctionalStorage::nbytes`): a resize
+    /// of a tensor `set_()` moved grows the functional storage it joined
+    /// and the wrapper storage it kept. Few.
+    pub outer_nbytes: rustc_hash::FxHashMap<StorageId, i64>,
+    /// The byte sizes FunctionalStorageImpl records, where they differ from
+    /// the fake storage's: a resize_as_ that grew the storage (a data
+    /// mutation to functionalization) left it, and a later resize_ compares
+    /// with it. Few.
+    pub functional_nbytes: rustc_hash::FxHashMap<StorageId, i64>,
     /// Tensors an in-place view op (`t_`, `unsqueeze_`, `as_strided_`…)
     /// changed in the analysis: functionalization records it as a view
     /// meta (`mutate_view_meta`), so the wrapper counts as a view, which a
@@ -412,7 +424,9 @@ impl Machine {
             split_ends: Default::default(),
             stale_stride_slots: Default::default(),
             grown_by_resize: Default::default(),
-            grown_storages: Default::default(),
+            grown_outer: Default::default(),
+            outer_nbytes: Default::default(),
+            functional_nbytes: Default::default(),
             viewed_in_place: Default::default(),
             resize_views: Default::default(),
             resized_as_values: Default::default(),
@@ -2539,10 +2553,20 @@ impl Machine {
                 ),
             ));
         };
-        if numel == 0 || need <= have {
+        if numel == 0 {
             return Ok(false);
         }
         let storage = t.storage;
+        // resize__functionalization compares with the FunctionalStorageImpl's
+        // size, which a resize_as_ that grew the storage left as it was.
+        let functional_have = match self.functional_nbytes.get(&storage) {
+            Some(&n) if refuse_views && self.mode == Mode::Analysis => n,
+            _ => have,
+        };
+        if need <= functional_have {
+            self.grow_outer(target, numel);
+            return Ok(false);
+        }
         if self.mode == Mode::Analysis {
             // (`_unsafe_view`'s result is, to functionalization, a view of
             // its source: matmul's fold.)
@@ -2566,13 +2590,17 @@ impl Machine {
                 )
                 .help("resize the base tensor, or clone the view first"));
             }
+            if !refuse_views {
+                // resize_as_ grows the fake storage, not the functional
+                // storage's recorded size (tests/oracle/resize_as_then_resize.tp).
+                self.functional_nbytes.entry(storage).or_insert(have);
+            }
             if is_view && !refuse_views {
                 // resize_as_ writes a value of the new sizes back through the
-                // view: its fake data is on the meta device as well
-                // (tests/oracle/resize_as_view_metas.tp).
-                self.grow_aliases(target, storage);
+                // view (tests/oracle/resize_as_view_metas.tp).
+                self.grown_by_resize.insert(target);
             } else if !is_view {
-                self.grow_aliases(target, storage);
+                self.grown_by_resize.insert(target);
                 // resize_'s maybe_replace_storage gives the wrapper a fresh
                 // functional storage: the writes before it are no data
                 // mutation of the input any more (its generation starts
@@ -2587,26 +2615,69 @@ impl Machine {
                 }
             }
         }
-        self.storages[storage].nbytes = Some(SymInt::int(need));
+        if self.mode == Mode::Analysis {
+            // The wrappers that kept this storage keep its old size.
+            self.outer_nbytes.entry(storage).or_insert(have);
+        }
+        // (A resize_ the functional storage's size refused, within the fake
+        // storage: the value is resized from a clone, `need` at least.)
+        let clone = self
+            .numel(target)?
+            .as_int()
+            .and_then(|n| n.checked_mul(t.dtype.itemsize()));
+        let nbytes = if need > have {
+            need
+        } else {
+            clone.map_or(need, |c| c.max(need))
+        };
+        self.storages[storage].nbytes = Some(SymInt::int(nbytes));
+        if refuse_views && self.mode == Mode::Analysis {
+            // maybe_replace_storage: a FunctionalStorageImpl of the new
+            // value, whose recorded size is its layout's (`get_nbytes`).
+            if nbytes == need {
+                self.functional_nbytes.remove(&storage);
+            } else {
+                self.functional_nbytes.insert(storage, need);
+            }
+        }
+        self.grow_outer(target, numel);
         Ok(true)
     }
 
-    /// `target`'s storage grew under a resize: it and the storage's other
-    /// aliases now (a resize_as_ does not refuse them) share the fake data,
-    /// so a view of any of them fails (`grown_by_resize`, `grown_storages`).
-    fn grow_aliases(&mut self, target: TensorId, storage: StorageId) {
-        self.grown_by_resize.insert(target);
-        self.grown_storages.insert(storage, self.tensors.len());
-    }
-
-    /// Whether `id` shared a storage when a resize grew it: made before the
-    /// growth, and on the storage as a view or alias, not by `set_()`
-    /// (before or after the growth, such a tensor's views still work;
-    /// tests/oracle/resize_as_grown_aliases.tp).
-    fn grown_alias(&self, id: TensorId) -> bool {
-        self.grown_storages
-            .get(&self.tensors[id].storage)
-            .is_some_and(|&then| (id as usize) < then && !self.set_sources.contains_key(&id))
+    /// The analysis's rerun of a resize of `target` (to `numel` elements,
+    /// contiguous) on its Python wrapper: FunctionalTensorMode runs
+    /// inplace_view ops on the wrapper subclass too, under no_dispatch. It
+    /// grows the wrapper's storage (`alias_key`, shared by the wrappers of
+    /// its views, and kept by `set_()`) when the wrapper's offset and the
+    /// new sizes need more bytes than it has, whatever the functional
+    /// storage did; the grown storage is on the meta device, and any later
+    /// view of a tensor whose wrapper shares it fails
+    /// (`_functionalize_unsafe_set` in `return_and_correct_aliasing`;
+    /// tests/oracle/resize_wrapper_storage_after_set.tp).
+    fn grow_outer(&mut self, target: TensorId, numel: i64) {
+        if self.mode != Mode::Analysis {
+            return;
+        }
+        let t = &self.tensors[target];
+        let key = t.alias_key;
+        let offset = self
+            .python_storage
+            .get(&target)
+            .map_or(&t.offset, |(_, o)| o);
+        let have = match self.outer_nbytes.get(&key) {
+            Some(&n) => Some(n),
+            None => self.storages[key].nbytes.as_ref().and_then(SymInt::as_int),
+        };
+        let need = offset
+            .as_int()
+            .and_then(|o| numel.checked_add(o))
+            .and_then(|n| n.checked_mul(t.dtype.itemsize()));
+        if let (Some(need), Some(have)) = (need, have) {
+            if need > have {
+                self.grown_outer.insert(key);
+                self.outer_nbytes.insert(key, need);
+            }
+        }
     }
 
     /// `resize_as_` in the analysis is a data write of a value with the
@@ -3564,20 +3635,20 @@ impl Machine {
     /// composite op's decomposition takes of its operand (`composite`:
     /// outer's reshape, matmul's unsqueeze, expand or fold, an unbatched
     /// conv2d's unsqueeze). tests/oracle/inference_composite_views.tp.
-    /// A view of a tensor whose storage `resize_()` grew in the analysis:
-    /// its fake data lives on the meta device, so viewing it fails
-    /// (`FunctionalTensorWrapper::maybe_replace_storage`).
+    /// A view of a tensor whose Python wrapper's storage a resize grew in
+    /// the analysis (`grow_outer`): that storage is on the meta device, so
+    /// aliasing the view's wrapper to it fails.
     #[inline(always)]
     fn check_grown_view(&self, base: TensorId) -> OpResult<()> {
-        if !self.grown_by_resize.is_empty()
+        if !self.grown_outer.is_empty()
             && self.mode == Mode::Analysis
-            && (self.grown_by_resize.contains(&base) || self.grown_alias(base))
+            && self.grown_outer.contains(&self.tensors[base].alias_key)
         {
             return Err(OpError::new(
                 "other",
                 "Attempted to set the storage of a tensor on device \"cpu\" to a storage on different device \"meta\".  This is no longer allowed; the devices must match.",
             )
-            .label(self.tensors[base].origin, "this tensor's storage was grown by `resize_()` or `resize_as_()` (of this tensor, or of another sharing the storage then)")
+            .label(self.tensors[base].origin, "this tensor's Python wrapper shares a storage that `resize_()` or `resize_as_()` grew (of this tensor, or of another tensor whose wrapper shares it; `set_()` keeps a wrapper's storage)")
             .help("PyTorch's analysis cannot view a tensor after a resize grew its storage: clone it first (`y = y.clone()`), or allocate it at its final size"));
         }
         Ok(())
