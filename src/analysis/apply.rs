@@ -7494,10 +7494,13 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
         // (`Machine::grad_sizes`).
         if it.m.records_grad(&[me], t.dtype) {
             it.m.grad_sizes.remove(&me);
-        } else if t.view.is_none() && (t.grad_fn.is_some() || it.m.accumulators.contains(&me)) {
+        } else if (t.view.is_none() && (t.grad_fn.is_some() || it.m.accumulators.contains(&me)))
+            || it.m.has_view_fn(me)
+        {
             // (A view's node is regenerated from its new sizes: the write
-            // moved its version on. A leaf's AccumulateGrad keeps the sizes
-            // it was made with.)
+            // moved its version on; but one with a view_fn replays its view
+            // ops, which give the sizes they made. A leaf's AccumulateGrad
+            // keeps the sizes it was made with.)
             it.m.grad_sizes
                 .entry(me)
                 .or_insert_with(|| t.sizes().clone());

@@ -628,6 +628,27 @@ impl Machine {
         self.view_fn_bounds(id, base)
     }
 
+    /// Whether eager regenerates the node of view `id` with a view_fn (a
+    /// view op that changes the dtype, view_as_real or view_as_complex, in
+    /// its chain from its base) rather than `as_strided` of its geometry
+    /// now: the node then expects a gradient of the sizes its view ops
+    /// made, whatever in-place metadata ops did since without history.
+    pub fn has_view_fn(&self, id: TensorId) -> bool {
+        let Some(view) = self.tensors[id].view else {
+            return false;
+        };
+        let parents = self.view_parents(id);
+        let Some(top) = parents.iter().position(|&(_, p)| p == view.base) else {
+            return false;
+        };
+        parents[..=top].iter().any(|&(c, _)| {
+            matches!(
+                self.tensors[c].origin_op.as_str(),
+                "view_as_real" | "view_as_complex"
+            )
+        })
+    }
+
     /// Eager's regeneration of the node of view `id` of `base` when the view
     /// has a view_fn: one made by a view op that changes the dtype
     /// (view_as_real, view_as_complex) from a view of `base`. Its view_fn
