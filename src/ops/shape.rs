@@ -705,11 +705,16 @@ pub fn ref_view_geometry(
     let mut idx = 0;
     for length in sizes {
         if idx >= a.len() {
-            // A tail unsqueeze: split_dim(last, size) adds a 1 with the
-            // last dim's stride.
-            let last = st[st.len() - 1].clone();
-            a.push(SymInt::int(1));
-            st.push(last);
+            // A tail unsqueeze: split_dim(last, size) makes the last dim
+            // (size, size // size) with strides (stride * inner, stride).
+            // The inner length is 1, unless the size is a floor division,
+            // which FloorDiv.eval nests unsimplified (`x // (2*(x // 2))`).
+            let last = a.len() - 1;
+            let inner = s.floordiv(&a[last], &a[last])?;
+            let stride = st[last].clone();
+            st[last] = s.mul(&stride, &inner)?;
+            a.push(inner);
+            st.push(stride);
             idx += 1;
             continue;
         }

@@ -674,6 +674,18 @@ impl SymInt {
             },
             Repr::Int(c) => self.floordiv_const(c),
             Repr::Sym(p) => {
+                // FloorDiv.eval's first rule for a floor division:
+                // `(x // d) // e = x // (d*e)`, before any gcd (so
+                // `(x // 2) // (x // 2)` stays `x // (2*(x // 2))`).
+                if let Repr::Sym(a) = self.r() {
+                    if let [(m, 1)] = a.terms.as_slice() {
+                        if let Some(Atom::FloorDiv(inner)) = m.as_atom() {
+                            if let Ok(d) = inner.1.mul(o) {
+                                return inner.0.floordiv(&d);
+                            }
+                        }
+                    }
+                }
                 if p.terms[0].1 < 0 {
                     if let (Ok(a), Ok(b)) = (self.neg(), o.neg()) {
                         return a.floordiv(&b);
