@@ -836,6 +836,31 @@ fn matmul_checks_first(it: &Interp, a: &Args) -> bool {
     })
 }
 
+/// The analysis's refusals of the views the matmul family's
+/// decompositions take of operands `x` and `o` (`t`, `ot`; under autocast
+/// the cast copies).
+fn matmul_composite_views(
+    it: &mut Interp,
+    rule: &str,
+    t: &Tensor,
+    ot: &Tensor,
+    x: TensorId,
+    o: TensorId,
+    op: &str,
+) -> OpResult<()> {
+    let viewed = match rule {
+        "outer" => [true, false],
+        "matmul" => analysis_matmul_viewed(it, t, ot, x, o),
+        _ => [false, false],
+    };
+    for (id, v) in [(x, viewed[0]), (o, viewed[1])] {
+        if v {
+            it.m.check_composite_view(id, op)?;
+        }
+    }
+    Ok(())
+}
+
 /// Does the Python binding wrap a number argument of `a` into a tensor
 /// (`Machine::wrapped_number`)? The arithmetic ops' Tensor overloads do
 /// (`c * 2` is `mul.Tensor`); ops with a Scalar overload (`clamp(0)`,
@@ -5075,6 +5100,9 @@ pub fn setitem(it: &mut Interp, t: TensorId, idx: &Value, value: Value, span: Sp
                 // same shape or 0-d, it is copy_ or fill_, which check the
                 // destination first.)
                 it.m.collect_stale_edge(v).map_err(|e| op_error(e, span))?;
+                // That view is made before expand_inplace checks the sizes:
+                // the analysis's refusals of a view come first.
+                it.m.check_view_allowed(v).map_err(|e| op_error(e, span))?;
             }
             if !vs.is_empty() && vs != ds && !stale_value {
                 // copy_to: expand_inplace(dst, value) first.
@@ -9821,6 +9849,14 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 && !it.m.python_geom.is_empty()
                 && (me.is_some_and(|x| it.m.stale_python_sizes(x).is_some())
                     || it.m.stale_python_sizes(o).is_some());
+            // torch._decomp's matmul views its operands (unsqueeze,
+            // expand, fold) before mm or bmm compare inner sizes: the
+            // analysis's refusals of those views come first, unless the
+            // operands are refused before any op (`matmul_checks_first`).
+            let views_first = rule == "matmul" && !matmul_checks_first(it, a);
+            if views_first && (it.m.inference_mode || !it.m.grown_outer.is_empty()) {
+                matmul_composite_views(it, rule, t, &ot, me.unwrap_or(o), o, op.name)?;
+            }
             let sizes = if stale_outer {
                 // After set_(): the composite checks the wrappers' ranks
                 // and reshapes self's value to [self.size(0), 1] with the
@@ -9837,20 +9873,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 matmul_shape(it, rule, t.sizes(), ot.sizes())?
             };
-            if it.m.inference_mode || !it.m.grown_outer.is_empty() {
-                // The operands the decomposition views (torch._decomp's matmul).
-                let x = me.unwrap_or(o);
-                let viewed = match rule {
-                    "outer" => [true, false],
-                    "matmul" => analysis_matmul_viewed(it, t, &ot, x, o),
-                    _ => [false, false],
-                };
-                // (Under autocast the operands are already the cast copies.)
-                for (id, v) in [(x, viewed[0]), (o, viewed[1])] {
-                    if v {
-                        it.m.check_composite_view(id, op.name)?;
-                    }
-                }
+            if !views_first && (it.m.inference_mode || !it.m.grown_outer.is_empty()) {
+                matmul_composite_views(it, rule, t, &ot, me.unwrap_or(o), o, op.name)?;
             }
             let (d1, d2) = (t.sizes().len(), ot.sizes().len());
             // The analysis's decompositions promote mixed dtypes, but mm's
@@ -10936,17 +10960,11 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                     } else {
                         (b[0].clone(), None)
                     };
-                    if !s.eq(&ac, &br) {
-                        let lhs: Dims = a.into();
-                        return Err(oe(
-                            "matmul-shape",
-                            format!("Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}]; shapes {} and {} cannot be multiplied", ac, br, show(&lhs), show(b)),
-                        ));
-                    }
                     let ab = &a[..a.len().saturating_sub(2)];
                     let bb = &b[..b.len().saturating_sub(2)];
                     // The analysis's matmul broadcasts the batch dims with
-                    // torch.broadcast_shapes, whose words differ.
+                    // torch.broadcast_shapes, whose words differ; both
+                    // broadcast them before bmm compares the inner sizes.
                     let analysis = it.m.mode == Mode::Analysis;
                     let mut out = shape::broadcast_shapes(ab, bb, s).map_err(|e| {
                         if analysis && e.code == "broadcast" {
@@ -10955,6 +10973,13 @@ fn matmul_shape(it: &mut Interp, rule: &str, a: &[SymInt], b: &[SymInt]) -> OpRe
                             e
                         }
                     })?;
+                    if !s.eq(&ac, &br) {
+                        let lhs: Dims = a.into();
+                        return Err(oe(
+                            "matmul-shape",
+                            format!("Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}]; shapes {} and {} cannot be multiplied", ac, br, show(&lhs), show(b)),
+                        ));
+                    }
                     if let Some(r) = ar {
                         out.push(r);
                     }

@@ -1769,8 +1769,7 @@ impl Machine {
             }
         };
         let conj = !self.conj.is_empty() && self.conj.contains(&base);
-        self.check_grown_view(base)?;
-        self.check_inference_view(base, None)?;
+        self.check_view_allowed(base)?;
         if self.mode == Mode::Analysis
             && self.sizes.env.num_symbols() > 0
             && matches!(
@@ -3684,6 +3683,15 @@ impl Machine {
             self.check_inference_view(of, Some(op))?;
         }
         Ok(())
+    }
+
+    /// The analysis's refusals of any view of `of`: a resize grew its
+    /// wrapper's storage, or inference_mode's KeyError. (For callers whose
+    /// own checks come after a view they make: setitem's copy_to.)
+    #[inline(always)]
+    pub fn check_view_allowed(&self, of: TensorId) -> OpResult<()> {
+        self.check_grown_view(of)?;
+        self.check_inference_view(of, None)
     }
 
     pub fn check_inference_view(&self, of: TensorId, composite: Option<&str>) -> OpResult<()> {
