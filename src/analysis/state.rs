@@ -634,19 +634,27 @@ impl Machine {
     /// now: the node then expects a gradient of the sizes its view ops
     /// made, whatever in-place metadata ops did since without history.
     pub fn has_view_fn(&self, id: TensorId) -> bool {
-        let Some(view) = self.tensors[id].view else {
-            return false;
-        };
+        self.tensors[id]
+            .view
+            .is_some_and(|v| self.dtype_view_on_chain(id, v.base).is_some())
+    }
+
+    /// The first view op that changes the dtype (view_as_real,
+    /// view_as_complex) on the chain from `base` down to view `id`, as
+    /// (its result, its input): what gives `id` a view_fn.
+    fn dtype_view_on_chain(&self, id: TensorId, base: TensorId) -> Option<(TensorId, TensorId)> {
         let parents = self.view_parents(id);
-        let Some(top) = parents.iter().position(|&(_, p)| p == view.base) else {
-            return false;
-        };
-        parents[..=top].iter().any(|&(c, _)| {
-            matches!(
-                self.tensors[c].origin_op.as_str(),
-                "view_as_real" | "view_as_complex"
-            )
-        })
+        let top = parents.iter().position(|&(_, p)| p == base)?;
+        parents[..=top]
+            .iter()
+            .rev()
+            .find(|&&(c, _)| {
+                matches!(
+                    self.tensors[c].origin_op.as_str(),
+                    "view_as_real" | "view_as_complex"
+                )
+            })
+            .copied()
     }
 
     /// Eager's regeneration of the node of view `id` of `base` when the view
@@ -661,16 +669,7 @@ impl Machine {
         if self.mode != Mode::Eager {
             return Ok(());
         }
-        let parents = self.view_parents(id);
-        let Some(top) = parents.iter().position(|&(_, p)| p == base) else {
-            return Ok(());
-        };
-        let Some(&(child, parent)) = parents[..=top].iter().rev().find(|&&(c, _)| {
-            matches!(
-                self.tensors[c].origin_op.as_str(),
-                "view_as_real" | "view_as_complex"
-            )
-        }) else {
+        let Some((child, parent)) = self.dtype_view_on_chain(id, base) else {
             return Ok(());
         };
         if parent == base {
