@@ -10404,7 +10404,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 && me.and_then(|m| it.m.stale_python_sizes(m)).is_some_and(|s| s.len() == 1);
             let (input, d): (Dims, usize) = match a.opt_int(it, "dim")? {
                 None if stale_1d => (t.sizes().clone(), 0),
-                None => (smallvec![it.m.numel(me.unwrap_or(0))?], 0),
+                None => {
+                    // self.flatten(): a view (torch._refs' in the analysis).
+                    let flat: Dims = smallvec![it.m.numel(me.unwrap_or(0))?];
+                    let strides = shape::contiguous_strides(&flat, &mut it.m.sizes)?;
+                    let (flat, _) = view_geometry(it, t.sizes(), t.strides(), flat, strides)?;
+                    (flat, 0)
+                }
                 // The composite wraps the dim on the rank Python sees (stale
                 // after set_()), then unsqueezes the value after it.
                 Some(d) if int_repeats => {
@@ -10431,8 +10437,17 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let meta = contiguous(it, sizes, t.dtype)?;
                 return Ok((vec![meta], None));
             }
-            let meta = contiguous(it, sizes, t.dtype)?;
+            let mut meta = contiguous(it, sizes, t.dtype)?;
             let tmp_meta = contiguous(it, expanded, t.dtype)?;
+            // The flatten of the clone is a view: the analysis's sizes are
+            // torch._refs' (`view_geometry`).
+            (meta.sizes, meta.strides) = view_geometry(
+                it,
+                &tmp_meta.sizes,
+                &tmp_meta.strides,
+                meta.sizes.clone(),
+                meta.strides.clone(),
+            )?;
             let named = named_inputs(a);
             let tmp = it.m.fresh(tmp_meta, span, "repeat_interleave");
             it.m.record_history("repeat_interleave", false, &named, &[tmp], span)?;

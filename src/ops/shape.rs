@@ -730,12 +730,16 @@ pub fn ref_view_geometry(
             accum = s.mul(&accum, &a[end])?;
         }
         if end != idx {
-            // _collapse_view_helper(a, idx, end).
+            // _collapse_view_helper(a, idx, end): its length skips the
+            // dims of size 1 before the last (a symbolic size a guard makes
+            // 1 is left out of the product).
             let mut stride = st[end].clone();
+            let mut collapsed = a[end].clone();
             for k in (idx..end).rev() {
                 if s.eq_int(&a[k], 1) {
                     continue;
                 }
+                collapsed = s.mul(&collapsed, &a[k])?;
                 if !s.lt(&stride, &st[k]) {
                     stride = st[k].clone();
                 }
@@ -746,13 +750,13 @@ pub fn ref_view_geometry(
             }
             a.drain(idx + 1..=end);
             st.drain(idx + 1..=end);
-            a[idx] = accum.clone();
+            a[idx] = collapsed;
             st[idx] = stride;
         }
         if !s.eq(&accum, length) {
             // split_dim(a, idx, length): (length, inner) with strides
-            // (stride * inner, stride).
-            let inner = s.floordiv(&accum, length)?;
+            // (stride * inner, stride), inner the dim's length // length.
+            let inner = s.floordiv(&a[idx], length)?;
             let stride = st[idx].clone();
             a[idx] = length.clone();
             st[idx] = s.mul(&stride, &inner)?;
