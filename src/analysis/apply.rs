@@ -9853,8 +9853,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             // expand, fold) before mm or bmm compare inner sizes: the
             // analysis's refusals of those views come first, unless the
             // operands are refused before any op (`matmul_checks_first`).
-            let views_first = rule == "matmul" && !matmul_checks_first(it, a);
-            if views_first && (it.m.inference_mode || !it.m.grown_outer.is_empty()) {
+            // (Only asked when a view may be refused: matmul is common.)
+            let check_views = it.m.inference_mode || !it.m.grown_outer.is_empty();
+            let views_first = check_views && rule == "matmul" && !matmul_checks_first(it, a);
+            if views_first {
                 matmul_composite_views(it, rule, t, &ot, me.unwrap_or(o), o, op.name)?;
             }
             let sizes = if stale_outer {
@@ -9873,7 +9875,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             } else {
                 matmul_shape(it, rule, t.sizes(), ot.sizes())?
             };
-            if !views_first && (it.m.inference_mode || !it.m.grown_outer.is_empty()) {
+            if check_views && !views_first {
                 matmul_composite_views(it, rule, t, &ot, me.unwrap_or(o), o, op.name)?;
             }
             let (d1, d2) = (t.sizes().len(), ot.sizes().len());

@@ -2640,14 +2640,13 @@ impl Machine {
         }
         // (A resize_ the functional storage's size refused, within the fake
         // storage: the value is resized from a clone, `need` at least.)
-        let clone = self
-            .numel(target)?
-            .as_int()
-            .and_then(|n| n.checked_mul(t.dtype.itemsize()));
         let nbytes = if need > have {
             need
         } else {
-            clone.map_or(need, |c| c.max(need))
+            let clone = self.numel(target)?.as_int();
+            clone
+                .and_then(|n| n.checked_mul(t.dtype.itemsize()))
+                .map_or(need, |c| c.max(need))
         };
         self.storages[storage].nbytes = Some(SymInt::int(nbytes));
         if refuse_views && self.mode == Mode::Analysis {

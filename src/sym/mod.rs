@@ -677,13 +677,9 @@ impl SymInt {
                 // FloorDiv.eval's first rule for a floor division:
                 // `(x // d) // e = x // (d*e)`, before any gcd (so
                 // `(x // 2) // (x // 2)` stays `x // (2*(x // 2))`).
-                if let Repr::Sym(a) = self.r() {
-                    if let [(m, 1)] = a.terms.as_slice() {
-                        if let Some(Atom::FloorDiv(inner)) = m.as_atom() {
-                            if let Ok(d) = inner.1.mul(o) {
-                                return inner.0.floordiv(&d);
-                            }
-                        }
+                if let Some((x, d)) = self.as_floordiv() {
+                    if let Ok(d) = d.mul(o) {
+                        return x.floordiv(&d);
                     }
                 }
                 if p.terms[0].1 < 0 {
@@ -712,6 +708,20 @@ impl SymInt {
         }
     }
 
+    /// `(x, d)` when `self` is exactly the floor division `x // d`.
+    fn as_floordiv(&self) -> Option<(&SymInt, &SymInt)> {
+        let Repr::Sym(p) = self.r() else {
+            return None;
+        };
+        match p.terms.as_slice() {
+            [(m, 1)] => match m.as_atom() {
+                Some(Atom::FloorDiv(ab)) => Some((&ab.0, &ab.1)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// `self // c` for symbolic `self` and `c >= 2`.
     fn floordiv_const(&self, c: i64) -> Result<SymInt, SymError> {
         let (q, r, g) = split_const(self, c);
@@ -724,17 +734,9 @@ impl SymInt {
         // g divides c and the coefficients of r, which are in (0, c): c / g >= 2.
         let c = c / g;
         // (x // d) // c = x // (d*c)
-        if let Repr::Sym(p) = r.r() {
-            if let [(m, 1)] = p.terms.as_slice() {
-                if let Some(Atom::FloorDiv(inner)) = m.as_atom() {
-                    if let Some(d) = inner.1.as_int() {
-                        if let Some(dc) = d.checked_mul(c) {
-                            if d > 0 {
-                                return q.add(&inner.0.floordiv(&SymInt::int(dc))?);
-                            }
-                        }
-                    }
-                }
+        if let Some((x, d)) = r.as_floordiv() {
+            if let Some(dc) = d.as_int().filter(|&d| d > 0).and_then(|d| d.checked_mul(c)) {
+                return q.add(&x.floordiv(&SymInt::int(dc))?);
             }
         }
         q.add(&SymInt::atom(Atom::FloorDiv(Arc::new((r, SymInt::int(c))))))
