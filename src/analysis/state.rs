@@ -1220,23 +1220,28 @@ impl Machine {
                 .map_err(|e| e.help("a write through another view gave the base new strides, and functionalization replays view_as_complex on them when this view is next used: clone() the view, or make it after the write"))?;
             return Ok(Some(self.geoms.intern(made.sizes().clone(), strides)));
         }
-        if let Some(strides) = replay_slicing(op, old_base, made, new_base) {
-            return Ok(Some(self.geoms.intern(made.sizes().clone(), strides)));
+        if let Some((sizes, strides)) = replay_slicing(op, old_base, made, new_base) {
+            return Ok(Some(self.geoms.intern(sizes, strides)));
         }
         let step = view_step(op, old_base, made);
         let reshape = step.is_reshape();
-        match shape::view_replay_strides(&step, new_base.strides(), &mut self.sizes)? {
-            Some(strides) => Ok(Some(self.geoms.intern(made.sizes().clone(), strides))),
+        match shape::view_replay_geometry(
+            &step,
+            new_base.sizes(),
+            new_base.strides(),
+            &mut self.sizes,
+        )? {
+            Some((sizes, strides)) => Ok(Some(self.geoms.intern(sizes, strides))),
             None if reshape && new_base.sizes() == old_base.sizes() => Err(view_stride_error(new_base.sizes(), new_base.strides(), made.sizes())
             .help("a write through another view gave the base new strides, and functionalization replays this view on them when the view is next used: clone() the view, or make it after the write")),
             None => Ok(None),
         }
     }
 
-    /// Gives `id` the re-laid value `new` (same sizes, new strides): its
-    /// Python wrapper keeps the strides it had (`python_geom`), and the
-    /// views already made of it keep the geometry they were made on
-    /// (`relaid`).
+    /// Gives `id` the re-laid value `new` (new strides, or sizes of the
+    /// same values that a replayed `view` expressed anew): its Python
+    /// wrapper keeps the geometry it had (`python_geom`), and the views
+    /// already made of it keep the geometry they were made on (`relaid`).
     fn relay(&mut self, id: TensorId, new: SharedGeometry) {
         let old = std::mem::replace(&mut self.tensors[id].geom, new);
         self.relaid
@@ -1246,15 +1251,22 @@ impl Machine {
         self.python_geom.entry(id).or_insert(old);
     }
 
-    /// Whether `strides` differ from those of `id`'s value now: the value an
-    /// earlier write left pending (a failed replay always differs), else
-    /// its geometry `old`.
-    fn value_differs(&self, id: TensorId, old: &SharedGeometry, strides: &[SymInt]) -> bool {
-        match self.pending_values.get(&id) {
-            Some(Ok(pending)) => pending.strides()[..] != *strides,
-            Some(Err(_)) => true,
-            None => old.strides()[..] != *strides,
-        }
+    /// Whether a value of `sizes` and `strides` differs from `id`'s value
+    /// now: the value an earlier write left pending (a failed replay always
+    /// differs), else its geometry `old`.
+    fn value_differs(
+        &self,
+        id: TensorId,
+        old: &SharedGeometry,
+        sizes: &[SymInt],
+        strides: &[SymInt],
+    ) -> bool {
+        let now = match self.pending_values.get(&id) {
+            Some(Ok(pending)) => pending,
+            Some(Err(_)) => return true,
+            None => old,
+        };
+        now.strides()[..] != *strides || now.sizes()[..] != *sizes
     }
 
     /// `id`'s value is now `new`, for its next sync: nothing pending when
@@ -1994,9 +2006,11 @@ impl Machine {
     /// them. Analysis only: eager writes into the tensor's own memory.
     pub fn replace_value(&mut self, target: TensorId, strides: Dims) -> OpResult<()> {
         // The views from `target` up to its base: each with its geometry
-        // and the strides the inverses give its new value.
-        let mut chain: Vec<(TensorId, SharedGeometry, Dims)> =
-            vec![(target, self.tensors[target].geom.clone(), strides)];
+        // and the sizes and strides the inverses give its new value.
+        let geom = self.tensors[target].geom.clone();
+        let sizes = geom.sizes().clone();
+        let mut chain: Vec<(TensorId, SharedGeometry, Dims, Dims)> =
+            vec![(target, geom, sizes, strides)];
         // The tensors whose value a scatter gave (their child's step is one).
         let mut scattered: smallvec::SmallVec<[TensorId; 2]> = smallvec::SmallVec::new();
         let parents = self.view_parents(target);
@@ -2004,10 +2018,12 @@ impl Machine {
             if self.tensors[parent].storage != self.tensors[child].storage {
                 return Ok(());
             }
-            let (_, old, strides) = &chain[chain.len() - 1];
+            let (_, old, sizes, strides) = &chain[chain.len() - 1];
             // The view's own in-place metadata ops (`squeeze_`, `t_`…) are
             // the last of its view metas: undone first.
-            let Some((made, strides)) = self.undo_metadata_changes(child, old, strides)? else {
+            let Some((made, sizes, strides)) =
+                self.undo_metadata_changes(child, old, sizes, strides)?
+            else {
                 return Ok(());
             };
             let op = self.tensors[child].origin_op.as_str();
@@ -2028,7 +2044,7 @@ impl Machine {
                 // goes back to the parent's sizes of then.
                 let (then, _) = self.geometry_when_made(parent, child);
                 let step = self.child_step(child, op, &then, &made);
-                if shape::view_inverse_strides(&step, &strides, &mut self.sizes)?.is_none()
+                if shape::view_inverse_geometry(&step, &sizes, &strides, &mut self.sizes)?.is_none()
                     && step.is_reshape()
                     && self.sizes.prod(made.sizes())? == self.sizes.prod(then.sizes())?
                 {
@@ -2042,17 +2058,17 @@ impl Machine {
                 self.step_geometries(parent, child, &base, made)
             };
             let step = self.child_step(child, op, &on, &made);
-            match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
-                // Strides on the parent's geometry of then: its later
-                // metadata ops replayed on them give its value's now
+            match shape::view_inverse_geometry(&step, &sizes, &strides, &mut self.sizes)? {
+                // A value on the parent's geometry of then: its later
+                // metadata ops replayed on it give its value's now
                 // (tests/oracle/view_after_base_metadata_op.tp).
-                Some(next) if changed_since => {
-                    match self.replay_metadata_changes(&later, &base, next)? {
-                        Some(now) => chain.push((parent, base, now)),
+                Some((sizes, next)) if changed_since => {
+                    match self.replay_metadata_changes(&later, &base, sizes, next)? {
+                        Some((sizes, now)) => chain.push((parent, base, sizes, now)),
                         None => return Ok(()),
                     }
                 }
-                Some(next) => chain.push((parent, base, next)),
+                Some((sizes, next)) => chain.push((parent, base, sizes, next)),
                 // The inverse of a `view` is a `view` back to the base's
                 // sizes, which the written value's strides may not allow.
                 None if step.is_reshape()
@@ -2082,37 +2098,35 @@ impl Machine {
                 // still lay the value out anew.
                 None => {
                     scattered.push(parent);
-                    let strides = match self.pending_values.get(&parent) {
-                        Some(Ok(pending)) => pending.strides().clone(),
-                        _ => base.strides().clone(),
+                    let value = match self.pending_values.get(&parent) {
+                        Some(Ok(pending)) => pending.clone(),
+                        _ => base.clone(),
                     };
-                    chain.push((parent, base, strides));
+                    let (sizes, strides) = (value.sizes().clone(), value.strides().clone());
+                    chain.push((parent, base, sizes, strides));
                 }
             }
         }
         // The base's new value, then its views replayed on it.
-        let mut changed: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]> =
-            smallvec::SmallVec::new();
-        let mut parent_strides = Dims::new();
+        let mut changed: smallvec::SmallVec<[Regenerated; 4]> = smallvec::SmallVec::new();
+        let mut value = (Dims::new(), Dims::new());
         for k in (0..chain.len()).rev() {
-            let (id, old, inverse) = chain[k].clone();
+            let (id, old, sizes, inverse) = chain[k].clone();
             if k + 1 == chain.len() {
-                parent_strides = self.regenerate_root(id, &old, inverse)?;
+                value = self.regenerate_root(id, &old, sizes, inverse)?;
             } else if scattered.contains(&chain[k + 1].0) {
                 // Regenerated by a slicing view of the scattered value.
-                parent_strides = self
-                    .replay_view_metas(id, chain[k + 1].0, &old, &parent_strides)?
-                    .unwrap_or_else(|| old.strides().clone());
+                value = self
+                    .replay_view_metas(id, chain[k + 1].0, &old, &value)?
+                    .unwrap_or_else(|| (old.sizes().clone(), old.strides().clone()));
             } else {
-                parent_strides = self
-                    .replay_view_metas(id, chain[k + 1].0, &old, &parent_strides)?
-                    .unwrap_or(inverse);
+                value = self
+                    .replay_view_metas(id, chain[k + 1].0, &old, &value)?
+                    .unwrap_or((sizes, inverse));
             }
-            if self.value_differs(id, &old, &parent_strides) {
-                changed.push((id, old.clone(), parent_strides.clone()));
-                let new = self
-                    .geoms
-                    .intern(old.sizes().clone(), parent_strides.clone());
+            if self.value_differs(id, &old, &value.0, &value.1) {
+                changed.push((id, old.clone(), value.0.clone(), value.1.clone()));
+                let new = self.geoms.intern(value.0.clone(), value.1.clone());
                 if k == 0 && old != new {
                     // The written tensor is synced at once.
                     self.pending_values.remove(&id);
@@ -2142,48 +2156,55 @@ impl Machine {
         &mut self,
         id: TensorId,
         old: &SharedGeometry,
+        sizes: Dims,
         inverse: Dims,
-    ) -> OpResult<Dims> {
+    ) -> OpResult<(Dims, Dims)> {
         let changes = self.metadata_changes.get(&id).cloned();
         let source = self.unsafe_view_sources.get(&id).cloned();
         if changes.is_none() && source.is_none() {
-            return Ok(inverse);
+            return Ok((sizes, inverse));
         }
         // The last resize_ that fit the storage lays the root out anew,
         // whatever the value its inverses wrote
         // (tests/oracle/resize_view_regenerated.tp).
         if let Some(changes) = &changes {
             if let Some(k) = changes.iter().rposition(|c| c.fitted_resize) {
-                if let Some(strides) =
-                    self.replay_metadata_changes(&changes[k..], old, inverse.clone())?
-                {
-                    return Ok(strides);
+                if let Some(value) = self.replay_metadata_changes(
+                    &changes[k..],
+                    old,
+                    sizes.clone(),
+                    inverse.clone(),
+                )? {
+                    return Ok(value);
                 }
             }
         }
-        let Some((made, mut strides)) = self.undo_metadata_changes(id, old, &inverse)? else {
-            return Ok(inverse);
+        let Some((made, mut sizes, mut strides)) =
+            self.undo_metadata_changes(id, old, &sizes, &inverse)?
+        else {
+            return Ok((sizes, inverse));
         };
         if let Some(source) = source {
-            let sizes = made.sizes();
-            let Some((_, base)) =
-                shape::ref_view_geometry(sizes, &strides, &source, &mut self.sizes)?
+            let Some((source_sizes, base)) =
+                shape::ref_view_geometry(&sizes, &strides, &source, &mut self.sizes)?
             else {
-                return Err(view_stride_error(sizes, &strides, &source)
+                return Err(view_stride_error(made.sizes(), &strides, &source)
                     .help("functionalization writes this value back through the `_unsafe_view` a matmul or a copying reshape made, with an `_unsafe_view` that the written value's strides do not allow: clone the result before viewing and writing it"));
             };
-            if let Some((_, again)) =
-                shape::ref_view_geometry(&source, &base, sizes, &mut self.sizes)?
+            if let Some(again) =
+                shape::ref_view_geometry(&source_sizes, &base, made.sizes(), &mut self.sizes)?
             {
-                strides = again;
+                (sizes, strides) = again;
             }
         }
         if let Some(changes) = changes {
-            if let Some(replayed) = self.replay_metadata_changes(&changes, old, strides.clone())? {
-                strides = replayed;
+            if let Some(replayed) =
+                self.replay_metadata_changes(&changes, old, sizes.clone(), strides.clone())?
+            {
+                (sizes, strides) = replayed;
             }
         }
-        Ok(strides)
+        Ok((sizes, strides))
     }
 
     /// The geometries that tell view `child`'s step from `parent`: each as
@@ -2229,16 +2250,18 @@ impl Machine {
     }
 
     /// `replace_value`'s way back through `id`'s in-place metadata ops, last
-    /// first: the geometry `id` was made with, and the strides the inverses
-    /// give it from `strides` on `now`. None when an op has no inverse tpi
-    /// runs backwards (`as_strided_`, `resize_`…).
+    /// first: the geometry `id` was made with, and the sizes and strides
+    /// the inverses give it from a value of `sizes` and `strides` on `now`.
+    /// None when an op has no inverse tpi runs backwards (`as_strided_`,
+    /// `resize_`…).
     fn undo_metadata_changes(
         &mut self,
         id: TensorId,
         now: &SharedGeometry,
+        sizes: &Dims,
         strides: &Dims,
-    ) -> OpResult<Option<(SharedGeometry, Dims)>> {
-        self.undo_metadata_changes_since(id, 0, now, strides)
+    ) -> OpResult<Option<(SharedGeometry, Dims, Dims)>> {
+        self.undo_metadata_changes_since(id, 0, now, sizes, strides)
     }
 
     /// Whether `parent` had an in-place metadata op after view `child` was
@@ -2249,21 +2272,22 @@ impl Machine {
             .is_some_and(|c| c.iter().any(|c| c.made > child as usize))
     }
 
-    /// The parent's new value (`geom` and `strides`) as view `child`'s metas
-    /// see it: with the parent's in-place metadata ops since the view was
-    /// made undone (tests/oracle/view_after_base_metadata_op.tp). None when
-    /// an op has no inverse tpi runs.
+    /// The parent's new value (sizes and strides, its geometry `geom`) as
+    /// view `child`'s metas see it: with the parent's in-place metadata ops
+    /// since the view was made undone
+    /// (tests/oracle/view_after_base_metadata_op.tp). None when an op has
+    /// no inverse tpi runs.
     fn parent_value_then(
         &mut self,
         parent: TensorId,
         child: TensorId,
         geom: SharedGeometry,
-        strides: Dims,
-    ) -> OpResult<Option<(SharedGeometry, Dims)>> {
+        (sizes, strides): (Dims, Dims),
+    ) -> OpResult<Option<(SharedGeometry, Dims, Dims)>> {
         if !self.changed_since_made(parent, child) {
-            return Ok(Some((geom, strides)));
+            return Ok(Some((geom, sizes, strides)));
         }
-        self.undo_metadata_changes_since(parent, child as usize, &geom, &strides)
+        self.undo_metadata_changes_since(parent, child as usize, &geom, &sizes, &strides)
     }
 
     /// `undo_metadata_changes` of the changes made after `since` tensors
@@ -2273,13 +2297,14 @@ impl Machine {
         id: TensorId,
         since: usize,
         now: &SharedGeometry,
+        sizes: &Dims,
         strides: &Dims,
-    ) -> OpResult<Option<(SharedGeometry, Dims)>> {
+    ) -> OpResult<Option<(SharedGeometry, Dims, Dims)>> {
         let Some(changes) = self.metadata_changes.get(&id) else {
-            return Ok(Some((now.clone(), strides.clone())));
+            return Ok(Some((now.clone(), sizes.clone(), strides.clone())));
         };
         let changes = changes.clone();
-        let (mut after, mut strides) = (now.clone(), strides.clone());
+        let (mut after, mut sizes, mut strides) = (now.clone(), sizes.clone(), strides.clone());
         for MetadataChange {
             before,
             rule,
@@ -2294,52 +2319,54 @@ impl Machine {
                 return Ok(None);
             }
             let step = view_step(rule, before, made);
-            match shape::view_inverse_strides(&step, &strides, &mut self.sizes)? {
-                Some(next) => strides = next,
+            match shape::view_inverse_geometry(&step, &sizes, &strides, &mut self.sizes)? {
+                Some(next) => (sizes, strides) = next,
                 None => return Ok(None),
             }
             after = before.clone();
         }
-        Ok(Some((after, strides)))
+        Ok(Some((after, sizes, strides)))
     }
 
-    /// `id`'s view metas replayed on its parent's new value (strides
-    /// `parent_strides` on the parent's geometry `parent`): its view op,
-    /// then its in-place metadata ops. None when a step is not one tpi
-    /// replays.
+    /// `id`'s view metas replayed on its parent's new value (`parent_value`,
+    /// sizes and strides, of the parent `parent`): its view op, then its
+    /// in-place metadata ops. None when a step is not one tpi replays.
     fn replay_view_metas(
         &mut self,
         id: TensorId,
         parent: TensorId,
         now: &SharedGeometry,
-        parent_strides: &Dims,
-    ) -> OpResult<Option<Dims>> {
+        parent_value: &(Dims, Dims),
+    ) -> OpResult<Option<(Dims, Dims)>> {
         let changes = self.metadata_changes.get(&id).cloned().unwrap_or_default();
         let made = changes.first().map_or(now, |c| &c.before).clone();
         let parent_geom = self.tensors[parent].geom.clone();
-        let Some((parent_geom, parent_strides)) =
-            self.parent_value_then(parent, id, parent_geom, parent_strides.clone())?
+        let Some((parent_geom, parent_sizes, parent_strides)) =
+            self.parent_value_then(parent, id, parent_geom, parent_value.clone())?
         else {
             return Ok(None);
         };
         let (on, made) = self.step_geometries(parent, id, &parent_geom, made);
         let step = self.child_step(id, self.tensors[id].origin_op.as_str(), &on, &made);
-        let Some(strides) = shape::view_replay_strides(&step, &parent_strides, &mut self.sizes)?
+        let Some((sizes, strides)) =
+            shape::view_replay_geometry(&step, &parent_sizes, &parent_strides, &mut self.sizes)?
         else {
             return Ok(None);
         };
-        self.replay_metadata_changes(&changes, now, strides)
+        self.replay_metadata_changes(&changes, now, sizes, strides)
     }
 
     /// `changes` (a tensor's in-place metadata ops, its last view metas)
-    /// replayed from `strides` on the geometry before the first of them, up
-    /// to the geometry `now`. None when a step is not one tpi replays.
+    /// replayed from a value of `sizes` and `strides` on the geometry
+    /// before the first of them, up to the geometry `now`. None when a step
+    /// is not one tpi replays.
     fn replay_metadata_changes(
         &mut self,
         changes: &[MetadataChange],
         now: &SharedGeometry,
+        mut sizes: Dims,
         mut strides: Dims,
-    ) -> OpResult<Option<Dims>> {
+    ) -> OpResult<Option<(Dims, Dims)>> {
         for (k, change) in changes.iter().enumerate() {
             let next = changes.get(k + 1).map_or(now, |c| &c.before);
             let after = change.after.as_ref().unwrap_or(next);
@@ -2348,15 +2375,16 @@ impl Machine {
             }
             if change.fitted_resize {
                 strides = shape::contiguous_strides(after.sizes(), &mut self.sizes)?;
+                sizes = after.sizes().clone();
                 continue;
             }
             let step = view_step(change.rule, &change.before, after);
-            match shape::view_replay_strides(&step, &strides, &mut self.sizes)? {
-                Some(next) => strides = next,
+            match shape::view_replay_geometry(&step, &sizes, &strides, &mut self.sizes)? {
+                Some(next) => (sizes, strides) = next,
                 None => return Ok(None),
             }
         }
-        Ok(Some(strides))
+        Ok(Some((sizes, strides)))
     }
 
     /// The other views of tensors whose value `replace_value` gave new
@@ -2370,7 +2398,7 @@ impl Machine {
     /// view as it was. Rare: only writes that change a layout get here.
     fn regenerate_other_views(
         &mut self,
-        mut changed: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]>,
+        mut changed: smallvec::SmallVec<[Regenerated; 4]>,
         depth: u8,
     ) -> OpResult<()> {
         let storage = self.tensors[changed[0].0].storage;
@@ -2402,20 +2430,20 @@ impl Machine {
                 continue;
             };
             let old = self.tensors[id].geom.clone();
-            let (_, parent_old, parent_new) = changed[k].clone();
-            let Some((parent_old, parent_new)) =
-                self.parent_value_then(parent, id, parent_old, parent_new)?
+            let (_, parent_old, sizes, strides) = changed[k].clone();
+            let Some((parent_old, sizes, strides)) =
+                self.parent_value_then(parent, id, parent_old, (sizes, strides))?
             else {
                 continue;
             };
-            let parent_new = self.geoms.intern(parent_old.sizes().clone(), parent_new);
+            let parent_new = self.geoms.intern(sizes, strides);
             let op = self.tensors[id].origin_op.as_str();
             let (on, made) = self.step_geometries(parent, id, &parent_old, old.clone());
             match self.replay_view(op, &on, &made, &parent_new) {
                 Ok(Some(new)) => {
-                    if self.value_differs(id, &old, new.strides()) {
+                    if self.value_differs(id, &old, new.sizes(), new.strides()) {
                         at.insert(id, changed.len());
-                        changed.push((id, old.clone(), new.strides().clone()));
+                        changed.push((id, old.clone(), new.sizes().clone(), new.strides().clone()));
                         self.set_pending(id, &old, new);
                     }
                 }
@@ -2444,10 +2472,9 @@ impl Machine {
                 .collect();
             // The aliases given a new value: their own views are replayed
             // on it in turn (tests/oracle/set_alias_views_regenerated.tp).
-            let mut aliased: smallvec::SmallVec<[(TensorId, SharedGeometry, Dims); 4]> =
-                smallvec::SmallVec::new();
+            let mut aliased: smallvec::SmallVec<[Regenerated; 4]> = smallvec::SmallVec::new();
             for (id, from) in aliases {
-                let (_, from_old, from_new) = changed[at[&from]].clone();
+                let (_, from_old, sizes, strides) = changed[at[&from]].clone();
                 let old = self.tensors[id].geom.clone();
                 if self.tensors[id].storage != storage
                     || old.sizes() != from_old.sizes()
@@ -2455,9 +2482,9 @@ impl Machine {
                 {
                     continue;
                 }
-                let new = self.geoms.intern(old.sizes().clone(), from_new);
-                if self.value_differs(id, &old, new.strides()) {
-                    aliased.push((id, old.clone(), new.strides().clone()));
+                if self.value_differs(id, &old, &sizes, &strides) {
+                    let new = self.geoms.intern(sizes.clone(), strides.clone());
+                    aliased.push((id, old.clone(), sizes, strides));
                     self.set_pending(id, &old, new);
                 }
             }
@@ -3972,6 +3999,10 @@ const UNBACKED_HINT: i64 = 720;
 /// c10's `C10_SIZES_AND_STRIDES_MAX_INLINE_SIZE`: dims kept inline.
 pub const INLINE_DIMS: usize = 5;
 
+/// A tensor whose value a write changed (`replace_value`): its geometry
+/// before, then its new value's sizes and strides.
+type Regenerated = (TensorId, SharedGeometry, Dims, Dims);
+
 /// View op `op` as it made a view with geometry `view` of a base with
 /// geometry `base`.
 fn view_step<'a>(
@@ -4204,21 +4235,41 @@ fn selects_along_dim(op: &str) -> bool {
 
 /// A slicing view (`slice`, `narrow`, `select`, basic indexing, the pieces
 /// of `split`/`chunk`/`unbind`) replayed
-/// on its base's new strides: each kept dim keeps its base dim's stride,
+/// on its base's new value: each kept dim keeps its base dim's stride,
 /// times the slice's step (read back from the strides the view was made
-/// with). None for other ops, or when the geometries do not tell.
+/// with), and a dim the view kept whole the base's new size (the same
+/// value, which a replayed `view` may have expressed anew). None for other
+/// ops, or when the geometries do not tell.
 fn replay_slicing(
     op: &str,
     old_base: &SharedGeometry,
     made: &SharedGeometry,
     new_base: &SharedGeometry,
-) -> Option<Dims> {
+) -> Option<(Dims, Dims)> {
     let (bs, bt) = (old_base.sizes(), old_base.strides());
     let (vs, vt) = (made.sizes(), made.strides());
-    let nt = new_base.strides();
-    if new_base.sizes() != bs {
+    let (ns, nt) = (new_base.sizes(), new_base.strides());
+    // (Sizes of other values: a resize, which this does not replay.)
+    let other_value =
+        |(n, b): (&SymInt, &SymInt)| n != b && n.as_int().is_some() && b.as_int().is_some();
+    if ns.len() != bs.len() || ns.iter().zip(bs).any(other_value) {
         return None;
     }
+    // View dim `i` is base dim `j`: whole, it takes the base's new size;
+    // cut short by a start (`[1:]`, the end clamped to the size), the new
+    // size less as much.
+    let size = |i: usize, j: usize| {
+        if vs[i] == bs[j] {
+            return ns[j].clone();
+        }
+        if ns[j] != bs[j] {
+            let cut = vs[i].sub(&bs[j]).ok().and_then(|d| d.as_int());
+            if let Some(new) = cut.and_then(|c| ns[j].add(&SymInt::int(c)).ok()) {
+                return new;
+            }
+        }
+        vs[i].clone()
+    };
     match op {
         _ if slices_along_dim(op) && vs.len() == bs.len() => {
             let mut strides = nt.clone();
@@ -4233,20 +4284,18 @@ fn replay_slicing(
                 }
                 strides[i] = SymInt::int(nt[i].as_int()?.checked_mul(v / b)?);
             }
-            Some(strides)
+            Some(((0..vs.len()).map(|i| size(i, i)).collect(), strides))
         }
         _ if selects_along_dim(op) && vs.len() + 1 == bs.len() => {
             // The dropped dim: the first where the geometries part.
             let d = (0..vs.len())
                 .find(|&i| vs[i] != bs[i] || vt[i] != bt[i])
                 .unwrap_or(vs.len());
-            Some(
-                nt.iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != d)
-                    .map(|(_, s)| s.clone())
-                    .collect(),
-            )
+            let kept = (0..bs.len()).filter(|&j| j != d);
+            Some((
+                kept.clone().enumerate().map(|(i, j)| size(i, j)).collect(),
+                kept.map(|j| nt[j].clone()).collect(),
+            ))
         }
         _ => None,
     }

@@ -1014,49 +1014,65 @@ impl ViewStep<'_> {
     }
 }
 
-/// The strides functionalization's view inverse (ViewInverses.cpp, views
+/// The value functionalization's view inverse (ViewInverses.cpp, views
 /// reapplied) gives the base when the view's value is replaced by one with
-/// `new_strides`: the inverse permutation, `squeeze` for `unsqueeze` and
-/// back, `view` to the base's sizes, `sum_to` (a fresh contiguous tensor)
-/// for `expand`, the value itself for an alias. None when the base keeps
-/// its strides: slicing views scatter into the base's value.
-pub fn view_inverse_strides(
+/// `new_sizes` and `new_strides`: the inverse permutation, `squeeze` for
+/// `unsqueeze` and back, `view` to the base's sizes, `sum_to` (a fresh
+/// contiguous tensor) for `expand`, the value itself for an alias. None
+/// when the base keeps its value's layout: slicing views scatter into it.
+///
+/// The sizes are the ops' own: equal in value to the base's, but a `view`
+/// back to them runs the reshape algorithm on the value's sizes, whose
+/// `split_dim`s and collapses give its own expressions of symbolic sizes
+/// (a `[4, (s1*s2)//4]` value viewed back to `[s1, s2]` is
+/// `[s1, (4//s1)*((s1*s2)//4)]`).
+pub fn view_inverse_geometry(
     view: &ViewStep,
+    new_sizes: &[SymInt],
     new_strides: &[SymInt],
     s: &mut Sizes,
-) -> OpResult<Option<Dims>> {
+) -> OpResult<Option<(Dims, Dims)>> {
     // Strides of another rank belong to no step of this view.
-    if new_strides.len() != view.sizes.len() {
+    if new_strides.len() != view.sizes.len() || new_sizes.len() != new_strides.len() {
         return Ok(None);
     }
     let Some(map) = view.dim_map() else {
         return Ok(None);
     };
     Ok(match map {
-        DimMap::Alias => Some(new_strides.into()),
+        DimMap::Alias => Some((new_sizes.into(), new_strides.into())),
         DimMap::Permute(perm) => {
-            let mut out: Dims = view.base_strides.into();
+            let mut sizes: Dims = view.base_sizes.into();
+            let mut strides: Dims = view.base_strides.into();
             for (i, &j) in perm.iter().enumerate() {
-                out[j] = new_strides[i].clone();
+                sizes[j] = new_sizes[i].clone();
+                strides[j] = new_strides[i].clone();
             }
-            Some(out)
+            Some((sizes, strides))
         }
-        DimMap::Unsqueeze(k) => Some(without(new_strides, k).cloned().collect()),
+        DimMap::Unsqueeze(k) => Some((
+            without(new_sizes, k).cloned().collect(),
+            without(new_strides, k).cloned().collect(),
+        )),
         DimMap::Squeeze(dropped) => {
-            let mut sizes: Dims = view.sizes.into();
+            let mut sizes: Dims = new_sizes.into();
             let mut strides: Dims = new_strides.into();
             for j in dropped {
                 unsqueeze_geometry(&mut sizes, &mut strides, j, s)?;
             }
-            Some(strides)
+            Some((sizes, strides))
         }
         // Functionalization runs the view family on FakeTensors, whose view
         // is torch._refs.view (`ref_view_geometry`), not computeStride.
-        DimMap::Reshape => {
-            ref_view_geometry(view.sizes, new_strides, view.base_sizes, s)?.map(|(_, st)| st)
-        }
-        DimMap::Expand => Some(expand_inverse_strides(view, view.base_sizes, s)?),
-        DimMap::Unfold => Some(contiguous_strides(view.base_sizes, s)?),
+        DimMap::Reshape => ref_view_geometry(new_sizes, new_strides, view.base_sizes, s)?,
+        DimMap::Expand => Some((
+            view.base_sizes.into(),
+            expand_inverse_strides(view, view.base_sizes, s)?,
+        )),
+        DimMap::Unfold => Some((
+            view.base_sizes.into(),
+            contiguous_strides(view.base_sizes, s)?,
+        )),
         DimMap::Diagonal(..) => None,
     })
 }
@@ -1081,66 +1097,84 @@ fn expand_inverse_strides(view: &ViewStep, sizes: &[SymInt], s: &mut Sizes) -> O
     iterator_output_strides(sizes, &[base, sum], true, s)
 }
 
-/// The strides the view op gives when it is replayed on its base's new
-/// value, whose strides are `base_strides` (`regenerate_from_base`). None
-/// when the step is not one `view_inverse_strides` runs backwards.
-pub fn view_replay_strides(
+/// The value the view op gives when it is replayed on its base's new
+/// value, of sizes `base_sizes` and strides `base_strides`
+/// (`regenerate_from_base`). None when the step is not one
+/// `view_inverse_geometry` runs backwards. The sizes follow the base's
+/// (a `view` runs the reshape algorithm on them, `view_inverse_geometry`),
+/// except where the op was given them (`expand`, `unfold`'s size and the
+/// diagonal's length).
+pub fn view_replay_geometry(
     view: &ViewStep,
+    base_sizes: &[SymInt],
     base_strides: &[SymInt],
     s: &mut Sizes,
-) -> OpResult<Option<Dims>> {
-    if base_strides.len() != view.base_sizes.len() {
+) -> OpResult<Option<(Dims, Dims)>> {
+    let bs = view.base_sizes;
+    if base_strides.len() != bs.len() || base_sizes.len() != bs.len() {
         return Ok(None);
     }
     let Some(map) = view.dim_map() else {
         return Ok(None);
     };
-    let bs = view.base_sizes;
     Ok(match map {
-        DimMap::Alias => Some(base_strides.into()),
-        DimMap::Permute(perm) => Some(perm.iter().map(|&j| base_strides[j].clone()).collect()),
+        DimMap::Alias => Some((base_sizes.into(), base_strides.into())),
+        DimMap::Permute(perm) => Some((
+            perm.iter().map(|&j| base_sizes[j].clone()).collect(),
+            perm.iter().map(|&j| base_strides[j].clone()).collect(),
+        )),
         DimMap::Unsqueeze(k) => {
-            let mut sizes: Dims = bs.into();
+            let mut sizes: Dims = base_sizes.into();
             let mut strides: Dims = base_strides.into();
             unsqueeze_geometry(&mut sizes, &mut strides, k, s)?;
-            Some(strides)
+            Some((sizes, strides))
         }
-        DimMap::Squeeze(dropped) => Some(
-            base_strides
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| !dropped.contains(j))
-                .map(|(_, d)| d.clone())
-                .collect(),
-        ),
-        DimMap::Reshape => ref_view_geometry(bs, base_strides, view.sizes, s)?.map(|(_, st)| st),
-        DimMap::Unfold => unfold_replay_strides(view, base_strides, s)?,
+        DimMap::Squeeze(dropped) => {
+            let kept = |(j, _): &(usize, &SymInt)| !dropped.contains(j);
+            Some((
+                base_sizes
+                    .iter()
+                    .enumerate()
+                    .filter(kept)
+                    .map(|(_, d)| d.clone())
+                    .collect(),
+                base_strides
+                    .iter()
+                    .enumerate()
+                    .filter(kept)
+                    .map(|(_, d)| d.clone())
+                    .collect(),
+            ))
+        }
+        DimMap::Reshape => ref_view_geometry(base_sizes, base_strides, view.sizes, s)?,
+        DimMap::Unfold => unfold_replay_strides(view, base_strides, s)?
+            .map(|strides| (view.sizes.into(), strides)),
         DimMap::Diagonal(d1, d2) => {
-            let mut strides: Dims = (0..bs.len())
-                .filter(|&j| j != d1 && j != d2)
-                .map(|j| base_strides[j].clone())
-                .collect();
+            let others = (0..bs.len()).filter(|&j| j != d1 && j != d2);
+            let mut sizes: Dims = others.clone().map(|j| base_sizes[j].clone()).collect();
+            let mut strides: Dims = others.map(|j| base_strides[j].clone()).collect();
+            sizes.push(view.sizes[view.sizes.len() - 1].clone());
             strides.push(s.add(&base_strides[d1], &base_strides[d2])?);
-            Some(strides)
+            Some((sizes, strides))
         }
         DimMap::Expand => {
             // torch._refs.expand: a new size-1 dim gets `new_dim_stride`.
             let lead = view.sizes.len() - bs.len();
             let first = new_dim_stride(bs, base_strides, s)?;
-            Some(
-                view.sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, size)| match i.checked_sub(lead) {
-                        Some(j) if !(bs[j].as_int() == Some(1) && size.as_int() != Some(1)) => {
-                            base_strides[j].clone()
-                        }
-                        Some(_) => SymInt::int(0),
-                        None if size.as_int() == Some(1) => first.clone(),
-                        None => SymInt::int(0),
-                    })
-                    .collect(),
-            )
+            let strides = view
+                .sizes
+                .iter()
+                .enumerate()
+                .map(|(i, size)| match i.checked_sub(lead) {
+                    Some(j) if !(bs[j].as_int() == Some(1) && size.as_int() != Some(1)) => {
+                        base_strides[j].clone()
+                    }
+                    Some(_) => SymInt::int(0),
+                    None if size.as_int() == Some(1) => first.clone(),
+                    None => SymInt::int(0),
+                })
+                .collect();
+            Some((view.sizes.into(), strides))
         }
     })
 }

@@ -387,9 +387,22 @@ impl ShapeEnv {
         // many of them.)
         for fact in self.assumptions.iter().rev().take(MAX_IMPLYING) {
             // As `lhs < rhs` or `lhs <= rhs` when an inequality.
+            // ShapeEnv keeps its axioms as simplified when they were
+            // guarded: a later replacement does not rewrite them (`s1*s2 ==
+            // 8` does not decide `2*s2 == 8` once `s1` is 2, a new guard
+            // that solves `s2`), except those with a floor division, which
+            // `resimplify_floor_div` simplifies again as facts come.
+            let fact_side = |v: &SymInt| {
+                if v.has_floordiv() {
+                    side(v)
+                } else {
+                    v.clone()
+                }
+            };
+            let (lhs, rhs) = (fact_side(&fact.lhs), fact_side(&fact.rhs));
             let (frel, fd) = match fact.rel {
-                Rel::Gt | Rel::Ge => (fact.rel.flip(), side(&fact.lhs).sub(&side(&fact.rhs))),
-                r => (r, side(&fact.rhs).sub(&side(&fact.lhs))),
+                Rel::Gt | Rel::Ge => (fact.rel.flip(), lhs.sub(&rhs)),
+                r => (r, rhs.sub(&lhs)),
             };
             let Ok(fd) = fd else { continue };
             // The query as `x rel 0 + offset` on the fact's difference.

@@ -859,6 +859,20 @@ impl SymInt {
         }
     }
 
+    /// True when the value has a floor division (at any depth).
+    pub fn has_floordiv(&self) -> bool {
+        match self.r() {
+            Repr::Int(_) => false,
+            Repr::Sym(p) => p.terms.iter().any(|(m, _)| {
+                m.0.iter().any(|(a, _)| match a {
+                    Atom::Sym(_) => false,
+                    Atom::FloorDiv(_) => true,
+                    Atom::Mod(ab) => ab.0.has_floordiv() || ab.1.has_floordiv(),
+                })
+            }),
+        }
+    }
+
     /// True when the symbol `name` occurs in the value.
     pub fn has_symbol(&self, name: &str) -> bool {
         match self.r() {
