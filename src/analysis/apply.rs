@@ -11944,7 +11944,7 @@ fn record_composite(
     outs: &[TensorId],
     span: Span,
 ) -> OpResult<Option<NodeId>> {
-    if it.m.mode == Mode::Eager || !matches!(a.op.name, "matmul" | "linear") {
+    if it.m.mode == Mode::Eager || !matches!(a.op.name, "matmul" | "linear" | "outer") {
         return it.m.record_history(saves, false, named, outs, span);
     }
     let views = composite_saved_views(it, a.op.name, a, flattened);
@@ -11987,11 +11987,12 @@ fn analysis_matmul_viewed(
     }
 }
 
-/// The analysis: the operands of a composite op (matmul, linear) that its
-/// node saves as views the composite made (`Machine::saved_as_views`).
-/// Linear saves `weight.t()`, and its input as itself only when 2-d and
-/// not flattened (`_flatten_nd_linear`); a 1-d one goes through matmul's
-/// unsqueeze. tests/oracle/inference_composite_saved_views.tp.
+/// The analysis: the operands of a composite op (matmul, linear, outer)
+/// that its node saves as views the composite made
+/// (`Machine::saved_as_views`). Linear saves `weight.t()`, and its input as
+/// itself only when 2-d and not flattened (`_flatten_nd_linear`); a 1-d one
+/// goes through matmul's unsqueeze; outer saves its `self` reshaped.
+/// tests/oracle/inference_composite_saved_views.tp.
 fn composite_saved_views(
     it: &mut Interp,
     op: &str,
@@ -12013,6 +12014,13 @@ fn composite_saved_views(
                 return views;
             };
             (x, w, !flattened && it.m.t(x).sizes().len() == 2, false)
+        }
+        // `self.reshape({self.size(0), 1}) * vec2`: mul saves the reshape.
+        "outer" => {
+            let (Ok(x), Ok(v)) = (a.tensor("self"), a.tensor("vec2")) else {
+                return views;
+            };
+            (x, v, false, true)
         }
         _ => return views,
     };
