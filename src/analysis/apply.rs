@@ -2313,7 +2313,22 @@ fn refs_floor_divide_strides(
             shape::refs_expanded_strides(&y.0, &y.1, &out, &mut m.sizes)?,
         );
     }
-    let op = refs_elementwise;
+    // With symbolic sizes FakeTensor runs the decomposition under the fake
+    // mode itself (`has_symbolic_sizes`), not inside the kernel on `meta`:
+    // a number's `scalar_tensor` is then a CPU scalar, which the refs
+    // neither expand nor count when they lay the output out.
+    let symbolic = |g: &Geo| g.0.iter().chain(&g.1).any(SymInt::is_symbolic);
+    let cpu_scalars = symbolic(&x) || symbolic(&y);
+    let op = |m: &mut super::state::Machine, ops: &[&Geo]| -> OpResult<Geo> {
+        if cpu_scalars {
+            let kept: smallvec::SmallVec<[&Geo; 3]> =
+                ops.iter().copied().filter(|g| !g.0.is_empty()).collect();
+            if !kept.is_empty() {
+                return refs_elementwise(m, &kept);
+            }
+        }
+        refs_elementwise(m, ops)
+    };
     let result = if dtype.is_floating() {
         let md = op(m, &[&x, &y])?;
         let diff = op(m, &[&x, &md])?;
