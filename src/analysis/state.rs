@@ -3545,6 +3545,13 @@ impl Machine {
             }
         }
         self.tensors[base].grad_fn = Some(copy_slices);
+        if !self.grad_sizes.is_empty() {
+            // The CopySlices takes the base's sizes now as its input
+            // metadata; the gradient it returns for the base's previous
+            // node has them too, which that node may refuse.
+            self.check_grad_sizes(copy_slices, 0, base);
+            self.grad_sizes.remove(&base);
+        }
         // `self.grad_fn()` at the end of rebase_history regenerates the
         // view's node over the base's new one: backward from the view runs
         // through the CopySlices.
