@@ -1999,7 +1999,10 @@ impl Machine {
     /// transposing, unsqueezing or reshaping view passes the result's
     /// strides on to the base, and the view gets them back as its op makes
     /// them (an expanded view is expanded again); a write through a slicing
-    /// view scatters into the base's value and changes no strides.
+    /// view scatters into the base's value and changes no strides. With
+    /// symbolic sizes a `view` back to the base's sizes runs the reshape
+    /// algorithm, which may express them anew (`view_inverse_geometry`): the
+    /// base and the views regenerated from it take those sizes.
     ///
     /// The Python wrappers (`FunctionalTensor`) keep the strides they were
     /// made with (`python_geom`): code that decomposes in Python reads
