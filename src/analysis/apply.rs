@@ -2283,7 +2283,9 @@ fn refs_clamp_strides(
 /// fmod, sub, true_divide, comparisons and wheres (or the integer path's
 /// signbit, fmod and div), each by the refs' elementwise rule on the
 /// operands it sees. A Python number becomes `scalar_tensor(b)`, a 0-d
-/// tensor on the meta device that each op expands; tensor operands are
+/// tensor on the meta device that each op expands (with static sizes; with
+/// symbolic ones a CPU scalar that the ops leave out,
+/// tests/oracle/floor_divide_symbolic_layout.tp); tensor operands are
 /// broadcast to the common shape first. `a`/`b` None: a number. None when
 /// neither is a tensor. tests/oracle/floor_divide_layout.tp.
 fn refs_floor_divide_strides(
