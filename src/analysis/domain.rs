@@ -551,6 +551,10 @@ pub struct SavedTensor {
     /// `tensor_data()`, whose sizes a later in-place metadata op leaves
     /// alone); `None` for an original.
     pub geometry: Option<SharedGeometry>,
+    /// The analysis: saved as a view a composite made of the tensor
+    /// (`Machine::saved_as_views`), a wrapper of its storage besides the
+    /// tensor itself.
+    pub as_view: bool,
 }
 
 /// A node's edges to the nodes of its inputs, in order: most nodes have

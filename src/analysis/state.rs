@@ -1715,11 +1715,9 @@ impl Machine {
         role: &'static str,
         original: bool,
     ) -> OpResult<()> {
-        if self.tensors[tensor].is_inference
-            && !(self.mode == Mode::Analysis
-                && !self.inference_mode
-                && self.saved_as_views.contains(&tensor))
-        {
+        let as_view = self.mode == Mode::Analysis && self.saved_as_views.contains(&tensor);
+        // (A view an op made outside inference_mode is a normal tensor.)
+        if self.tensors[tensor].is_inference && (!as_view || self.inference_mode) {
             return Err(inference_saved_error());
         }
         let version = self.tensors[tensor].version;
@@ -1738,6 +1736,7 @@ impl Machine {
             detachable,
             original,
             geometry,
+            as_view,
         });
         Ok(())
     }
@@ -3822,7 +3821,8 @@ impl Machine {
     /// a wrapper of it, which counts in the storage's use count unless it
     /// is `target`'s own: SavedVariable keeps the tensor itself when it is
     /// an input or a leaf (`saved_original_`), and a detached copy of an
-    /// output with history.
+    /// output with history; a composite's view of `target` is another
+    /// wrapper (outer's `self.reshape(-1, 1)`, tests/oracle/resize_composite_saved_views.tp).
     fn saved_shares_storage(
         &self,
         bound: &[TensorId],
@@ -3841,7 +3841,8 @@ impl Machine {
             let node = &self.nodes[n];
             let shares = node.saved.iter().any(|s| {
                 let t = &self.tensors[s.tensor];
-                let own = s.tensor == target && (s.original || t.grad_fn.is_none());
+                // (A view a composite made and saved is another wrapper.)
+                let own = s.tensor == target && !s.as_view && (s.original || t.grad_fn.is_none());
                 !own && t.storage == storage
             });
             if shares {
