@@ -10717,8 +10717,13 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             if eager_noise && t.dtype.is_complex() {
                 return Err(not_implemented_for("bernoulli_scalar_cpu_", t.dtype));
             }
+            // In place, the analysis runs _dropout_impl too, whose
+            // `noise.div_(1 - p)` functionalization lets through (its meta
+            // check passes; the float result is copied back into the
+            // noise): any dtype passes (tests/oracle/dropout_inplace_dtypes.tp).
+            let inplace = matches!(a.get("inplace"), Value::Bool(true));
             let refused = match it.m.mode {
-                Mode::Analysis => p != 1.0 && !t.dtype.is_floating(),
+                Mode::Analysis => p != 1.0 && !t.dtype.is_floating() && !inplace,
                 Mode::Eager => eager_noise && t.dtype.is_integral(),
             };
             if refused {
