@@ -7275,6 +7275,16 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
                 Some(t) => t.sizes().clone(),
                 None => a.syms("size")?,
             };
+            // The analysis: the sizes the template's Python wrapper has,
+            // where a set_() left them stale (the wrapper is resized to
+            // those; tests/oracle/resize_as_stale_template.tp).
+            let wrapper_sizes = match op.rule {
+                "resize_as" if it.m.mode == Mode::Analysis => {
+                    let template = a.tensor("the_template")?;
+                    it.m.python_geom.get(&template).map(|g| g.sizes().clone())
+                }
+                _ => None,
+            };
             for s in &sizes {
                 if it.m.sizes.lt_int(s, 0) {
                     return Err(oe(
@@ -7291,7 +7301,12 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
                 // shared storage before the version bump refuses an
                 // inference tensor outside inference_mode.
                 if it.m.mode == Mode::Analysis && it.m.inference_update_refused(me) {
-                    it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+                    it.m.resize_storage_for(
+                        me,
+                        &sizes,
+                        op.rule == "resize",
+                        wrapper_sizes.as_deref(),
+                    )?;
                 }
                 it.m.check_inplace(me, &[])?;
             }
@@ -7349,7 +7364,8 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
                 )),
                 Mode::Analysis => None,
             };
-            grown = it.m.resize_storage_for(me, &sizes, op.rule == "resize")?;
+            grown =
+                it.m.resize_storage_for(me, &sizes, op.rule == "resize", wrapper_sizes.as_deref())?;
             if let (true, Some((values, old_nbytes))) = (grown, before) {
                 // Eager reallocated the storage: its new part is uninitialized.
                 realloc = it.m.reallocate_values(storage, t.dtype, values, old_nbytes);
@@ -7388,10 +7404,26 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             // FunctionalTensorMode runs resize_as_ on the Python wrapper too
             // (an inplace_view op): a wrapper whose sizes were stale takes
             // the template's, laid out anew unless they are the sizes it had.
+            // The template's sizes there are the ones its wrapper has, stale
+            // after a set_() (tests/oracle/resize_as_stale_template.tp).
             if it.m.mode == Mode::Analysis && op.rule == "resize_as" {
                 if let Some(python) = it.m.python_geom.get(&me).cloned() {
                     let strides = resized_strides(it, &python, true)?;
                     wrapper = Some(it.m.geometry(sizes.clone(), strides));
+                }
+                if let Some(wanted) = &wrapper_sizes {
+                    let python = it.m.python_geometry(me).clone();
+                    let strides = match fmt {
+                        None if it.m.sizes.eq_dims(wanted, python.sizes()) => {
+                            python.strides().clone()
+                        }
+                        f => shape::format_strides(
+                            wanted,
+                            f.unwrap_or(MemoryFormat::Contiguous),
+                            &mut it.m.sizes,
+                        )?,
+                    };
+                    wrapper = Some(it.m.geometry(wanted.clone(), strides));
                 }
             }
             relaid = !keeps && same && fmt.is_none();

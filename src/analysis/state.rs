@@ -2561,12 +2561,15 @@ impl Machine {
     /// backward they can still run (`saved_shares_storage`), or the one
     /// FunctionalTensorMode keeps of a factory's result made under
     /// inference_mode (`FunctionalStorage::factory_in_inference`). Sizes not
-    /// all known: nothing.
+    /// all known: nothing. `wrapper`: the sizes the Python wrapper is
+    /// resized to where they are not `sizes` (a resize_as_ whose template's
+    /// wrapper is stale, `grow_outer`).
     pub fn resize_storage_for(
         &mut self,
         target: TensorId,
         sizes: &[SymInt],
         refuse_views: bool,
+        wrapper: Option<&[SymInt]>,
     ) -> OpResult<bool> {
         // Taken for this call only, whatever it decides.
         let bound = std::mem::take(&mut self.bound_tensors);
@@ -2601,9 +2604,20 @@ impl Machine {
                 ),
             ));
         };
+        let outer_numel = match wrapper {
+            Some(w) => match shape::known_numel(w) {
+                Some(n) => n,
+                None => return Ok(false),
+            },
+            None => numel,
+        };
         if numel == 0 {
+            if outer_numel > 0 {
+                self.grow_outer(target, outer_numel);
+            }
             return Ok(false);
         }
+        let t = &self.tensors[target];
         let storage = t.storage;
         // resize__functionalization compares with the FunctionalStorageImpl's
         // size, which a resize_as_ that grew the storage left as it was.
@@ -2612,7 +2626,7 @@ impl Machine {
             _ => have,
         };
         if need <= functional_have {
-            self.grow_outer(target, numel);
+            self.grow_outer(target, outer_numel);
             return Ok(false);
         }
         if self.mode == Mode::Analysis {
@@ -2687,7 +2701,7 @@ impl Machine {
                 self.functional_nbytes.insert(storage, need);
             }
         }
-        self.grow_outer(target, numel);
+        self.grow_outer(target, outer_numel);
         Ok(true)
     }
 
