@@ -11941,7 +11941,8 @@ fn analysis_matmul_view(
 
 /// The `ViewArg` of select view `v` of `base`, given `dim` and `index` as
 /// they were given: the dim where the geometries cannot tell it (negative,
-/// or the next dim alike), else a negative index.
+/// the next dim alike, or a symbolic stride or offset that hides the
+/// index), else a negative index.
 fn record_select_args(
     it: &mut Interp,
     base: TensorId,
@@ -11949,8 +11950,18 @@ fn record_select_args(
     dim: Option<i64>,
     index: Option<i64>,
 ) {
+    // (A symbolic stride or offset: the index cannot be read back from
+    // the offsets either.)
+    let opaque = |d: i64| {
+        let t = it.m.t(base);
+        t.offset.as_int().is_none()
+            || usize::try_from(d)
+                .ok()
+                .and_then(|d| t.strides().get(d))
+                .is_some_and(|s| s.as_int().is_none())
+    };
     let given = dim
-        .filter(|&d| d < 0 || select_dim_ambiguous(it, base, d))
+        .filter(|&d| d < 0 || select_dim_ambiguous(it, base, d) || opaque(d))
         .and_then(|d| i8::try_from(d).ok());
     match (given, index) {
         (Some(d), Some(index)) => {
