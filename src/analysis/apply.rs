@@ -6557,11 +6557,12 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
                     "other",
                     "expand: the requested shape has too few dimensions!",
                 )
-            } else if matches!(op.name, "__ilshift__" | "__irshift__")
+            } else if (structured || matches!(op.name, "__ilshift__" | "__irshift__"))
                 && it.m.mode == Mode::Analysis
             {
                 // torch/_decomp's register_inplace: `self.copy_(self << other)`,
-                // whose expand of the larger result refuses.
+                // whose expand of the larger result refuses (so does addmm_'s
+                // and baddbmm_'s copy_ back, tests/oracle/addmm_inplace_checks.tp).
                 let grown = sizes.iter().zip(t.sizes.iter()).find(|(r, s)| r != s);
                 let length = grown.map_or_else(|| SymInt::int(1), |(r, _)| r.clone());
                 OpError::new(
@@ -10050,20 +10051,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 }
             }
             let prod = matmul_shape(it, if rule == "addmm" { "mm" } else { "bmm" }, &s1, &s2)?;
-            if it.m.mode == Mode::Eager && rule == "addmm" {
-                // addmm_out_cpu expands self to the product first.
-                expand_geometry(it, t, &prod)?;
-            }
             if rule == "baddbmm" {
                 // meta_baddbmm.
                 let (d1, d2) = (it.m.t(m1).dtype, it.m.t(m2).dtype);
                 if t.dtype != d1 || d1 != d2 {
                     return Err(oe("other", format!("Input dtypes must be the same, got: input: torch.{}, batch1: torch.{}, batch2: torch.{}", t.dtype.name(), d1.name(), d2.name())));
                 }
-            }
-            let sizes = shape::broadcast_shapes(t.sizes(), &prod, &mut it.m.sizes)?;
-            if !it.m.sizes.eq_dims(&sizes, &prod) {
-                return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(t.sizes()), show(&prod))));
             }
             // ADDMM_META's checks, in eager only (the analysis decomposes
             // and promotes).
@@ -10077,6 +10070,19 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 if dm1 != dm2 {
                     return Err(oe("other", format!("mat1 and mat2 must have the same dtype, but got {} and {}", torch_type_name(dm1), torch_type_name(dm2))));
                 }
+                // ADDMM_META then sets the output: an in-place addmm_
+                // refuses a `self` of other sizes (check_inplace); only
+                // then does addmm_out_cpu expand `self` to the product.
+                if rule == "addmm" {
+                    if a.op.name.ends_with('_') && !it.m.sizes.eq_dims(t.sizes(), &prod) {
+                        return Err(oe("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(t.sizes()), show(&prod))));
+                    }
+                    expand_geometry(it, t, &prod)?;
+                }
+            }
+            let sizes = shape::broadcast_shapes(t.sizes(), &prod, &mut it.m.sizes)?;
+            if !it.m.sizes.eq_dims(&sizes, &prod) {
+                return Err(oe("broadcast", format!("The expanded size of self {} must match the product shape {}", show(t.sizes()), show(&prod))));
             }
             // The analysis runs torch._decomp's addmm, whose
             // pw_cast_for_opmath gives the operands' promoted dtype
