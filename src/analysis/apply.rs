@@ -931,7 +931,22 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
         OpClass::View | OpClass::MultiView | OpClass::ViewOrCopy
     ) && !inplace_view
         && op.rule != "set";
+    if !it.m.unsynced_operands.is_empty() {
+        it.m.unsynced_operands.clear();
+    }
     if syncs && !it.m.pending_values.is_empty() {
+        // (matmul, a composite, views its operands before anything syncs
+        // them: their wrappers' geometries then.)
+        if op.name == "matmul" {
+            for v in &a.v {
+                if let Value::Tensor(t) = v {
+                    if matches!(it.m.pending_values.get(t), Some(Ok(_))) {
+                        let g = it.m.tensors[*t].geometry().clone();
+                        it.m.unsynced_operands.push((*t, g));
+                    }
+                }
+            }
+        }
         sync_args(it, &a).map_err(|e| op_error(e, span))?;
     }
     // (set_() and the autograd flags read no value.)
@@ -9998,6 +10013,34 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let p = if d2 >= 2 { ot.sizes()[d2 - 1].clone() } else { SymInt::int(1) };
                 let batch_dims = meta.sizes.len() - usize::from(d1 >= 2) - usize::from(d2 >= 2);
                 let batch = it.m.sizes.prod(&meta.sizes[..batch_dims])?;
+                // Each operand is expanded to the batch and reshaped to
+                // [batch, rows, cols] as its wrapper is, unsynced (matmul
+                // is a composite: nothing syncs it first); where a write
+                // through a view re-laid its value, that view is replayed on
+                // the value when bmm syncs it, and may be refused
+                // (tests/oracle/matmul_batched_relaid_operand.tp).
+                for id in [me.unwrap_or(o), o] {
+                    let Some(wrapper) = it.m.unsynced_operands.iter().find(|(t, _)| *t == id).map(|(_, g)| g.clone()) else {
+                        continue;
+                    };
+                    let real = it.m.tensors[id].geometry().clone();
+                    let rank = real.sizes().len();
+                    // (An operand with all the batch dims, not expanded.)
+                    if real == wrapper || rank < 3 || rank != batch_dims + 2 {
+                        continue;
+                    }
+                    let target: Dims = smallvec![
+                        batch.clone(),
+                        real.sizes()[rank - 2].clone(),
+                        real.sizes()[rank - 1].clone()
+                    ];
+                    let s = &mut it.m.sizes;
+                    if shape::compute_stride(wrapper.sizes(), wrapper.strides(), &target, s)?.is_some()
+                        && shape::ref_view_geometry(real.sizes(), real.strides(), &target, s)?.is_none()
+                    {
+                        return Err(view_stride_error(real.sizes(), real.strides(), &target));
+                    }
+                }
                 let bmm_meta = contiguous(it, smallvec![batch, n, p], dtype)?;
                 let tmp = it.m.fresh(bmm_meta, span, "bmm");
                 record_composite(it, a, &named_inputs(a), "matmul", false, &[tmp], span)?;

@@ -129,6 +129,11 @@ pub struct Machine {
     /// functional wrapper, a normal tensor outside inference_mode, which
     /// may be saved where its inference operand may not.
     pub saved_as_views: smallvec::SmallVec<[TensorId; 2]>,
+    /// The analysis: the operands of the matmul being run that had a
+    /// pending value (`pending_values`) when it began, with the geometry
+    /// their wrapper had before the op synced them: the composite's views
+    /// are taken of that (`apply::functional`'s batched matmul).
+    pub unsynced_operands: smallvec::SmallVec<[(TensorId, SharedGeometry); 2]>,
     /// Eager: the nodes whose backward concatenates gradients of a
     /// lower-precision floating dtype (split's `cat`, unbind's `stack`, roll's):
     /// CPU autocast left enabled by the function runs that under its
@@ -407,6 +412,7 @@ impl Machine {
             pending_values: Default::default(),
             grad_sizes: Default::default(),
             saved_as_views: Default::default(),
+            unsynced_operands: Default::default(),
             concat_backward: Vec::new(),
             bad_grads: Default::default(),
             copy_slices_overruns: Default::default(),
