@@ -593,10 +593,15 @@ impl Machine {
             // first (tests/oracle/view_replay_before_new_fn_assert.tp);
             // eager's run their view_fn when they have one.
             self.regenerate_view_node(id, view.base)?;
-            if self.mode == Mode::Analysis && !self.requires_grad(view.base) {
+            if !self.requires_grad(view.base)
+                && (self.mode == Mode::Analysis || self.has_view_fn(id))
+            {
                 // A base that no longer requires grad (detach_) gives the
                 // replayed view no node, and autograd asserts one
-                // (update_tensor_hooks_on_new_gradfn).
+                // (update_tensor_hooks_on_new_gradfn). Eager replays only a
+                // view with a view_fn (a dtype view on its chain); others
+                // get an AsStridedBackward0 node
+                // (tests/oracle/eager_view_fn_detached_base.tp).
                 return Err(OpError::new(
                     "other",
                     "new_fn INTERNAL ASSERT FAILED at \"/pytorch/torch/csrc/autograd/variable.cpp\":199, please report a bug to PyTorch.",
