@@ -931,12 +931,10 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
         OpClass::View | OpClass::MultiView | OpClass::ViewOrCopy
     ) && !inplace_view
         && op.rule != "set";
-    if !it.m.unsynced_operands.is_empty() {
-        it.m.unsynced_operands.clear();
-    }
     if syncs && !it.m.pending_values.is_empty() {
         // (matmul, a composite, views its operands before anything syncs
         // them: their wrappers' geometries then.)
+        it.m.unsynced_operands.clear();
         if op.name == "matmul" {
             for v in &a.v {
                 if let Value::Tensor(t) = v {
@@ -9883,6 +9881,8 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             Ok((vec![values, indices], None))
         }
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "outer" => {
+            // (Taken here, so that no later matmul sees them.)
+            let unsynced = std::mem::take(&mut it.m.unsynced_operands);
             if rule == "matmul" && it.m.mode == Mode::Analysis && !it.m.python_geom.is_empty() {
                 let (x, y) = (a.tensor("self")?, a.tensor("other")?);
                 if it.m.stale_python_sizes(x).is_some() || it.m.stale_python_sizes(y).is_some() {
@@ -10020,7 +10020,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // the value when bmm syncs it, and may be refused
                 // (tests/oracle/matmul_batched_relaid_operand.tp).
                 for id in [me.unwrap_or(o), o] {
-                    let Some(wrapper) = it.m.unsynced_operands.iter().find(|(t, _)| *t == id).map(|(_, g)| g.clone()) else {
+                    let Some(wrapper) = unsynced.iter().find(|(t, _)| *t == id).map(|(_, g)| g.clone()) else {
                         continue;
                     };
                     let real = it.m.tensors[id].geometry().clone();

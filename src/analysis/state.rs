@@ -1732,7 +1732,9 @@ impl Machine {
         role: &'static str,
         original: bool,
     ) -> OpResult<()> {
-        let as_view = self.mode == Mode::Analysis && self.saved_as_views.contains(&tensor);
+        let as_view = !self.saved_as_views.is_empty()
+            && self.mode == Mode::Analysis
+            && self.saved_as_views.contains(&tensor);
         // (A view an op made outside inference_mode is a normal tensor.)
         if self.tensors[tensor].is_inference && (!as_view || self.inference_mode) {
             return Err(inference_saved_error());
