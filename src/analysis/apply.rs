@@ -1890,6 +1890,12 @@ fn normalized_layout(
 ) -> OpResult<Dims> {
     let t = it.m.t(x).clone();
     let sizes = t.sizes();
+    // With symbolic sizes FakeTensor takes its fast path for the sub, mul
+    // and add of these decompositions (`fake_fast_binary`): contiguous (or
+    // channels-last) operands give a plainly contiguous (channels-last)
+    // result, whatever strides the input's size-1 dims had
+    // (tests/oracle/normalized_layout_symbolic.tp).
+    let symbolic = !it.m.has_static_sizes(x);
     let param_geoms: smallvec::SmallVec<[SharedGeometry; 2]> = params
         .iter()
         .map(|&p| it.m.t(p).geometry().clone())
@@ -1916,6 +1922,15 @@ fn normalized_layout(
         .collect();
     let reduced = shape::contiguous_strides(&keep, s)?;
     let with = |strides: &Dims, other: IterOperand, s: &mut shape::Sizes| {
+        if symbolic {
+            for format in [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast] {
+                if shape::is_contiguous_as(sizes, strides, format, s)
+                    && shape::is_contiguous_as(other.sizes, other.strides, format, s)
+                {
+                    return shape::format_strides(sizes, format, s);
+                }
+            }
+        }
         let me = IterOperand { sizes, strides };
         shape::iterator_output_strides(sizes, &[me, other], true, s)
     };
