@@ -1811,14 +1811,19 @@ fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> Option<MemoryFormat> {
     if !symbolic || !p.tensors.iter().any(|&t| *m.tensors[t].sizes() == p.sizes) {
         return None;
     }
-    [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast]
-        .into_iter()
-        .find(|&format| {
-            p.tensors.iter().all(|&t| {
-                let g = m.tensors[t].geometry().clone();
-                shape::is_contiguous_as(g.sizes(), g.strides(), format, &mut m.sizes)
-            })
+    let geoms: smallvec::SmallVec<[SharedGeometry; 3]> = p
+        .tensors
+        .iter()
+        .map(|&t| m.tensors[t].geometry().clone())
+        .collect();
+    let operands: smallvec::SmallVec<[IterOperand; 3]> = geoms
+        .iter()
+        .map(|g| IterOperand {
+            sizes: g.sizes(),
+            strides: g.strides(),
         })
+        .collect();
+    shape::fast_binary_format(&operands, &mut m.sizes)
 }
 
 /// The analysis's layout of index_copy and index_add (and of the
@@ -1891,7 +1896,7 @@ fn normalized_layout(
     let t = it.m.t(x).clone();
     let sizes = t.sizes();
     // With symbolic sizes FakeTensor takes its fast path for the sub, mul
-    // and add of these decompositions (`fake_fast_binary`): contiguous (or
+    // and add of these decompositions (`shape::fast_binary_format`): contiguous (or
     // channels-last) operands give a plainly contiguous (channels-last)
     // result, whatever strides the input's size-1 dims had
     // (tests/oracle/normalized_layout_symbolic.tp).
@@ -1922,16 +1927,12 @@ fn normalized_layout(
         .collect();
     let reduced = shape::contiguous_strides(&keep, s)?;
     let with = |strides: &Dims, other: IterOperand, s: &mut shape::Sizes| {
+        let me = IterOperand { sizes, strides };
         if symbolic {
-            for format in [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast] {
-                if shape::is_contiguous_as(sizes, strides, format, s)
-                    && shape::is_contiguous_as(other.sizes, other.strides, format, s)
-                {
-                    return shape::format_strides(sizes, format, s);
-                }
+            if let Some(format) = shape::fast_binary_format(&[me, other], s) {
+                return shape::format_strides(sizes, format, s);
             }
         }
-        let me = IterOperand { sizes, strides };
         shape::iterator_output_strides(sizes, &[me, other], true, s)
     };
     let by_reduction = IterOperand {
@@ -6575,7 +6576,7 @@ fn apply_inplace(it: &mut Interp, op: &'static OpDef, a: Args, span: Span) -> R<
             let structured = matches!(op.name, "addmm_" | "baddbmm_");
             let e = if structured && it.m.mode == Mode::Eager {
                 // Structured in-place kernels check their output (eager).
-                OpError::new("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(&t.sizes), show(&sizes)))
+                bad_inplace_call(&t.sizes, &sizes)
             } else if (structured || matches!(op.name, "copy_" | "__ilshift__" | "__irshift__"))
                 && it.m.mode == Mode::Analysis
                 && sizes.len() > t.sizes.len()
@@ -7419,44 +7420,35 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
             // resize_'s layout of `sizes` for a tensor whose own geometry
             // is `current`: its strides kept when the sizes are the same,
             // no memory format is asked for and `keeps`; else laid out anew.
-            let resized_strides = |it: &mut Interp, current: &SharedGeometry, keeps: bool| match fmt
-            {
-                None if keeps && it.m.sizes.eq_dims(&sizes, current.sizes()) => {
+            let resized_strides = |it: &mut Interp,
+                                   sizes: &[SymInt],
+                                   current: &SharedGeometry,
+                                   keeps: bool| match fmt {
+                None if keeps && it.m.sizes.eq_dims(sizes, current.sizes()) => {
                     Ok(current.strides().clone())
                 }
                 f => shape::format_strides(
-                    &sizes,
+                    sizes,
                     f.unwrap_or(MemoryFormat::Contiguous),
                     &mut it.m.sizes,
                 ),
             };
             // FunctionalTensorMode runs resize_as_ on the Python wrapper too
-            // (an inplace_view op): a wrapper whose sizes were stale takes
-            // the template's, laid out anew unless they are the sizes it had.
-            // The template's sizes there are the ones its wrapper has, stale
-            // after a set_() (tests/oracle/resize_as_stale_template.tp).
-            if it.m.mode == Mode::Analysis && op.rule == "resize_as" {
-                if let Some(python) = it.m.python_geom.get(&me).cloned() {
-                    let strides = resized_strides(it, &python, true)?;
-                    wrapper = Some(it.m.geometry(sizes.clone(), strides));
-                }
-                if let Some(wanted) = &wrapper_sizes {
-                    let python = it.m.python_geometry(me).clone();
-                    let strides = match fmt {
-                        None if it.m.sizes.eq_dims(wanted, python.sizes()) => {
-                            python.strides().clone()
-                        }
-                        f => shape::format_strides(
-                            wanted,
-                            f.unwrap_or(MemoryFormat::Contiguous),
-                            &mut it.m.sizes,
-                        )?,
-                    };
-                    wrapper = Some(it.m.geometry(wanted.clone(), strides));
-                }
+            // (an inplace_view op), with the template's wrapper's sizes
+            // (stale after a set_(), tests/oracle/resize_as_stale_template.tp):
+            // a wrapper whose sizes were stale, or that takes stale ones,
+            // is laid out anew unless they are the sizes it had.
+            if it.m.mode == Mode::Analysis
+                && op.rule == "resize_as"
+                && (wrapper_sizes.is_some() || it.m.python_geom.contains_key(&me))
+            {
+                let python = it.m.python_geometry(me).clone();
+                let wanted = wrapper_sizes.as_ref().unwrap_or(&sizes).clone();
+                let strides = resized_strides(it, &wanted, &python, true)?;
+                wrapper = Some(it.m.geometry(wanted, strides));
             }
             relaid = !keeps && same && fmt.is_none();
-            let strides = resized_strides(it, &t.geom, keeps)?;
+            let strides = resized_strides(it, &sizes, &t.geom, keeps)?;
             Meta {
                 sizes,
                 strides,
@@ -10133,7 +10125,7 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 // then does addmm_out_cpu expand `self` to the product.
                 if rule == "addmm" {
                     if a.op.name.ends_with('_') && !it.m.sizes.eq_dims(t.sizes(), &prod) {
-                        return Err(oe("other", format!("Bad in-place call: input tensor size {} and output tensor size {} should match", show(t.sizes()), show(&prod))));
+                        return Err(bad_inplace_call(t.sizes(), &prod));
                     }
                     expand_geometry(it, t, &prod)?;
                 }
@@ -12001,6 +11993,19 @@ fn analysis_matmul_view(
         record_squeeze_dim0(it, v);
     }
     Ok(Some(Value::Tensor(v)))
+}
+
+/// A structured in-place kernel's refusal (eager) of a `self` whose sizes
+/// are not the output's (`check_inplace` when the meta sets the output).
+fn bad_inplace_call(input: &[SymInt], output: &[SymInt]) -> OpError {
+    oe(
+        "other",
+        format!(
+            "Bad in-place call: input tensor size {} and output tensor size {} should match",
+            show(input),
+            show(output)
+        ),
+    )
 }
 
 /// The `ViewArg` of select view `v` of `base`, given `dim` and `index` as

@@ -433,6 +433,20 @@ fn dense_in_order(
     true
 }
 
+/// The layout FakeTensor's fast path for add/sub/mul/div.Tensor
+/// (fake_impls' `make_fast_binary_impl`) gives its result, once it takes
+/// the op: the first of contiguous and channels-last that every operand is
+/// contiguous in; None when they share neither (it then runs the ref).
+pub fn fast_binary_format(operands: &[IterOperand], s: &mut Sizes) -> Option<MemoryFormat> {
+    [MemoryFormat::Contiguous, MemoryFormat::ChannelsLast]
+        .into_iter()
+        .find(|&format| {
+            operands
+                .iter()
+                .all(|o| is_contiguous_as(o.sizes, o.strides, format, s))
+        })
+}
+
 /// c10's `is_channels_last_contiguous` / `_3d` for the given format.
 pub fn is_contiguous_as(
     sizes: &[SymInt],
