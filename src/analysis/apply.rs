@@ -7348,8 +7348,20 @@ fn inplace_meta_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) ->
                     return Err(oe("other", "isIntList() INTERNAL ASSERT FAILED at \"/pytorch/aten/src/ATen/core/ivalue_inl.h\":1979, please report a bug to PyTorch. Expected IntList but got GenericList")
                         .help("PyTorch's analysis cannot resize_ to symbolic sizes: allocate the tensor at its size instead"));
                 }
-                if t.sizes().iter().any(SymInt::is_symbolic) {
-                    return Err(oe("other", "tried to directly modify sizes for customized tensor")
+                if !it.m.has_static_wrapper_sizes(me) {
+                    // FakeTensor's resize of the unwrapped value passes once
+                    // guards made every size a number; the wrapper's
+                    // storage_offset() then refuses its SymInts
+                    // (tests/oracle/resize_after_specialisation.tp).
+                    let env = &it.m.sizes.env;
+                    let specialised = (t.sizes().iter().chain(t.strides().iter()))
+                        .all(|d| env.resolved_int(d).is_some());
+                    let message = if specialised {
+                        "Cannot call storage_offset() on tensor with symbolic sizes/strides"
+                    } else {
+                        "tried to directly modify sizes for customized tensor"
+                    };
+                    return Err(oe("other", message)
                         .help("PyTorch's analysis cannot resize_ a tensor of symbolic sizes: allocate a new one instead"));
                 }
                 // resize__functionalization then compares the new size in

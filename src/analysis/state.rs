@@ -1368,8 +1368,9 @@ impl Machine {
 
     /// A fresh tensor with its own storage and no autograd history.
     pub fn fresh(&mut self, meta: Meta, span: Span, op: &'static str) -> TensorId {
-        let nbytes =
-            extent(&meta.sizes, &meta.strides, &SymInt::int(0)).map(|e| e * meta.dtype.itemsize());
+        let nbytes = extent(&meta.sizes, &meta.strides, &SymInt::int(0))
+            .or_else(|| self.specialised_extent(&meta.sizes, &meta.strides))
+            .map(|e| e * meta.dtype.itemsize());
         let storage = self.new_storage(nbytes.map(SymInt::int));
         let version = self.new_version();
         let geom = self.geoms.intern(meta.sizes, meta.strides);
@@ -1399,6 +1400,23 @@ impl Machine {
         id
     }
 
+    /// The extent of sizes and strides that the guards so far made integers:
+    /// a tensor made after a specialisation gets them as plain ints, so its
+    /// storage's size in bytes is a number too (`has_static_sizes`; resize_
+    /// of a clone made then, tests/oracle/specialised_static_sizes.tp).
+    fn specialised_extent(&self, sizes: &[SymInt], strides: &[SymInt]) -> Option<i64> {
+        if self.mode != Mode::Analysis || self.sizes.env.num_replacements() == 0 {
+            return None;
+        }
+        let env = &self.sizes.env;
+        let ints = |v: &[SymInt]| -> Option<Vec<SymInt>> {
+            v.iter()
+                .map(|d| env.resolved_int(d).map(SymInt::int))
+                .collect()
+        };
+        extent(&ints(sizes)?, &ints(strides)?, &SymInt::int(0))
+    }
+
     /// Notes that `t`'s value is made now (`made_at_replacements`).
     fn note_made(&mut self, t: TensorId) {
         let k = self.sizes.env.num_replacements();
@@ -1421,16 +1439,31 @@ impl Machine {
     /// (a new tensor, a view, one remade because its storage was written)
     /// gets it as an int (tests/oracle/specialised_static_sizes.tp).
     pub fn has_static_sizes(&self, t: TensorId) -> bool {
+        self.static_since_specialising(t, true)
+    }
+
+    /// Are the sizes and strides of `t`'s functional wrapper plain ints?
+    /// As `has_static_sizes`, but a write to its storage does not remake the
+    /// wrapper's: only a tensor made after the specialisation has them
+    /// (resize_'s `storage_offset()`; tests/oracle/resize_after_specialisation.tp).
+    pub fn has_static_wrapper_sizes(&self, t: TensorId) -> bool {
+        self.static_since_specialising(t, false)
+    }
+
+    fn static_since_specialising(&self, t: TensorId, remade_by_writes: bool) -> bool {
         let tensor = &self.tensors[t];
         let mut dims = tensor.sizes().iter().chain(tensor.strides().iter());
         if !dims.clone().any(SymInt::is_symbolic) {
             return true;
         }
         let made = self.made_at_replacements.get(&t).copied().unwrap_or(0);
-        let written = (self.written_at_replacements)
-            .get(&tensor.storage)
-            .copied()
-            .unwrap_or(0);
+        let written = match remade_by_writes {
+            true => (self.written_at_replacements)
+                .get(&tensor.storage)
+                .copied()
+                .unwrap_or(0),
+            false => 0,
+        };
         let k = made.max(written) as usize;
         k > 0 && dims.all(|d| self.sizes.env.concrete_within(d, k))
     }
