@@ -5417,7 +5417,7 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 },
                 Mode::Eager => (d, size.clone()),
             };
-            if let (Value::Int(k), true) = (a.get("indices_or_sections"), size.is_symbolic()) {
+            if let (Value::Int(k), true) = (a.get("indices_or_sections"), seen.is_symbolic()) {
                 // Sections of a symbolic dim: size // k each, one more for the
                 // first size % k pieces (guarded, as PyTorch's loop does).
                 let k = it.m.sizes.concrete(k, "tensor_split")?;
@@ -5428,8 +5428,8 @@ fn multi_view(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     ));
                 }
                 let ks = SymInt::int(k);
-                let min = it.m.sizes.floordiv(&size, &ks)?;
-                let extra = size.modulo(&ks)?;
+                let min = it.m.sizes.floordiv(&seen, &ks)?;
+                let extra = seen.modulo(&ks)?;
                 let mut pieces = Vec::new();
                 for i in 0..k {
                     pieces.push(if it.m.sizes.lt(&SymInt::int(i), &extra) {
