@@ -8732,7 +8732,8 @@ fn scatter_gather_checks(
 
 /// The values an integer creation op gives a tensor, when they are known
 /// without running it: `torch.tensor` of literals, `zeros`/`ones`/`full`
-/// (and their `_like` forms) and `arange`; at most 65,536 of them.
+/// (and their `_like` and `new_` forms) and `arange`; at most 65,536 of
+/// them.
 /// (Eager's index checks read them: `literal_values`.)
 fn created_values(it: &Interp, op: &OpDef, a: &Args, id: TensorId) -> Option<Vec<i64>> {
     const MAX: i64 = 1 << 16;
@@ -8754,9 +8755,9 @@ fn created_values(it: &Interp, op: &OpDef, a: &Args, id: TensorId) -> Option<Vec
     };
     match op.name {
         "tensor" => literal_ints(a.get("data")),
-        "zeros" | "zeros_like" => fill(0),
-        "ones" | "ones_like" => fill(1),
-        "full" | "full_like" => fill(number(a.get("fill_value"))?),
+        "zeros" | "zeros_like" | "new_zeros" => fill(0),
+        "ones" | "ones_like" | "new_ones" => fill(1),
+        "full" | "full_like" | "new_full" => fill(number(a.get("fill_value"))?),
         "arange" => {
             let args: Vec<i64> = ["start", "end", "step"]
                 .iter()
