@@ -8979,9 +8979,11 @@ fn promoted_operand(promoted: Option<DType>, dtype: DType) -> DType {
 
 fn autocast_dtype(it: &Interp, op: &str) -> Option<DType> {
     // CPU autocast's lower-precision ops (autocast_mode.cpp); mv and dot
-    // are not among them.
+    // are not among them, nor einsum: only the bmm it contracts with is
+    // (a contraction by mul stays in the operands' dtype;
+    // tests/oracle/autocast_einsum.tp).
     const LOWER: &[&str] = &[
-        "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d", "einsum",
+        "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv2d",
     ];
     if !LOWER.contains(&op) {
         return None;
