@@ -456,6 +456,9 @@ pub fn after_functional(
     let Value::Tensor(me) = get("self") else {
         return None;
     };
+    if matches!(op, "argsort" | "argmax" | "argmin") {
+        return positions_along(m, me, &get("dim"), out);
+    }
     if !m.tensors[me].dtype.is_integral() {
         return None;
     }
@@ -531,6 +534,29 @@ pub fn after_functional(
     };
     let sets = modelled(m, inplace, get, out, me, &base)?;
     Some(as_dtype(m, out, sets))
+}
+
+/// The value sets of `argsort`'s, `argmax`'s or `argmin`'s result `out`
+/// (of any dtype's `me`): each element a position along `dim`, or in the
+/// flattened tensor when there is none, so any of 0..n (a sample of them
+/// when there are many, as for randint).
+fn positions_along(m: &Machine, me: TensorId, dim: &Value, out: TensorId) -> Option<Vec<ValueSet>> {
+    let shape = concrete_sizes(m, me)?;
+    let n = match dim {
+        Value::None => shape.iter().product::<i64>(),
+        Value::Int(d) if shape.is_empty() => {
+            d.as_int()?;
+            1
+        }
+        Value::Int(d) => {
+            let d = d.as_int()?.rem_euclid(shape.len() as i64);
+            *shape.get(usize::try_from(d).ok()?)?
+        }
+        _ => return None,
+    };
+    let numel = usize::try_from(concrete_sizes(m, out)?.iter().product::<i64>()).ok()?;
+    let set = spread_set(0, i128::from(n))?;
+    Some(vec![set; numel])
 }
 
 /// The value sets of `index_select`'s or `gather`'s result `out`: each
