@@ -1807,7 +1807,7 @@ fn pointwise(it: &mut Interp, values: &[&Value], dtype_rule: &str) -> OpResult<P
 /// first of those formats that fits.
 fn fake_fast_binary(it: &mut Interp, p: &Pointwise) -> Option<MemoryFormat> {
     let m = &mut it.m;
-    let symbolic = p.tensors.iter().any(|&t| !m.has_static_sizes(t));
+    let symbolic = m.any_symbolic_sizes(p.tensors.iter().copied());
     if !symbolic || !p.tensors.iter().any(|&t| *m.tensors[t].sizes() == p.sizes) {
         return None;
     }
@@ -2348,7 +2348,7 @@ fn refs_floor_divide_strides(
     // mode itself (`has_symbolic_sizes`), not inside the kernel on `meta`:
     // a number's `scalar_tensor` is then a CPU scalar, which the refs
     // neither expand nor count when they lay the output out.
-    let cpu_scalars = [a, b].iter().flatten().any(|&t| !m.has_static_sizes(t));
+    let cpu_scalars = m.any_symbolic_sizes([a, b].into_iter().flatten());
     let op = |m: &mut super::state::Machine, ops: &[&Geo]| -> OpResult<Geo> {
         if cpu_scalars {
             let kept: smallvec::SmallVec<[&Geo; 3]> =
@@ -9498,10 +9498,12 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
             let is_bool =
                 |v: &Value| matches!(v, Value::Tensor(t) if it.m.t(*t).dtype == DType::Bool);
             let (x, y) = (is_bool(a.get("self")), is_bool(a.get("other")));
+            let operands = ["self", "other"].map(|k| match a.get(k) {
+                Value::Tensor(t) => Some(*t),
+                _ => None,
+            });
             let symbolic = it.m.mode == Mode::Analysis
-                && ["self", "other"]
-                    .iter()
-                    .any(|k| matches!(a.get(k), Value::Tensor(t) if !it.m.has_static_sizes(*t)));
+                && it.m.any_symbolic_sizes(operands.into_iter().flatten());
             if x && y && !symbolic {
                 return Err(oe("other", SUBTRACT_TWO_BOOLS));
             }

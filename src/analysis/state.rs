@@ -1442,6 +1442,12 @@ impl Machine {
         self.static_since_specialising(t, true)
     }
 
+    /// Has any of `tensors` symbolic sizes or strides to PyTorch (not
+    /// `has_static_sizes`)? FakeTensor then takes its symbolic paths.
+    pub fn any_symbolic_sizes(&self, tensors: impl IntoIterator<Item = TensorId>) -> bool {
+        tensors.into_iter().any(|t| !self.has_static_sizes(t))
+    }
+
     /// Are the sizes and strides of `t`'s functional wrapper plain ints?
     /// As `has_static_sizes`, but a write to its storage does not remake the
     /// wrapper's: only a tensor made after the specialisation has them
