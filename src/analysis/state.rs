@@ -3075,14 +3075,33 @@ impl Machine {
     /// the view against the base's storage: a view eager would already
     /// have refused fails there (tests/oracle/random/regress_eager_misc.tp).
     /// Analysis only.
-    pub fn check_scatter_bounds(&self, target: TensorId) -> OpResult<()> {
-        for (view, _) in self.view_parents(target) {
+    pub fn check_scatter_bounds(&mut self, target: TensorId) -> OpResult<()> {
+        let parents = self.view_parents(target);
+        let root = parents.last().map(|&(_, p)| p);
+        for (view, _) in parents {
             let t = &self.tensors[view];
             if t.origin_op.as_str() != "as_strided" {
                 continue;
             }
-            let overrun =
-                self.storage_overrun(t.storage, t.sizes(), t.strides(), &t.offset, t.dtype);
+            // as_strided_scatter writes into a clone of the base: one of
+            // symbolic sizes (an input's) is checked with a guard, which
+            // refines the symbols' ranges
+            // (tests/oracle/as_strided_scatter_guard.tp).
+            let need = extent(t.sizes(), t.strides(), &t.offset);
+            let mut overrun = None;
+            if let (Some(need), Some(have)) = (need, root.and_then(|r| self.symbolic_extent(r))) {
+                if !self.sizes.lt(&have, &SymInt::int(need)) {
+                    continue;
+                }
+                let itemsize = self.tensors[view].dtype.itemsize();
+                let have = self.sizes.mul(&have, &SymInt::int(itemsize))?;
+                overrun = Some((need * itemsize, self.sizes.env.display(&have)));
+            }
+            let t = &self.tensors[view];
+            let overrun = overrun.or_else(|| {
+                self.storage_overrun(t.storage, t.sizes(), t.strides(), &t.offset, t.dtype)
+                    .map(|(need, have)| (need, have.to_string()))
+            });
             if let Some((need, have)) = overrun {
                 return Err(OpError::new(
                     "other",
@@ -3099,6 +3118,29 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// The elements a tensor of symbolic sizes spans from its storage's
+    /// start (`offset + sum((size - 1) * stride) + 1`, its sizes taken as
+    /// nonzero); None when its geometry is all ints.
+    fn symbolic_extent(&self, t: TensorId) -> Option<SymInt> {
+        let t = &self.tensors[t];
+        let symbolic = (t.sizes().iter().chain(t.strides()))
+            .chain([&t.offset])
+            .any(SymInt::is_symbolic);
+        if !symbolic {
+            return None;
+        }
+        let one = SymInt::int(1);
+        let mut end = self.sizes.add(&t.offset, &one).ok()?;
+        for (size, stride) in t.sizes().iter().zip(t.strides()) {
+            let last = self.sizes.sub(size, &one).ok()?;
+            end = self
+                .sizes
+                .add(&end, &self.sizes.mul(&last, stride).ok()?)
+                .ok()?;
+        }
+        Some(end)
     }
 
     /// A data write to a view after a resize_ that fit its storage (a view
