@@ -143,11 +143,15 @@ pub(crate) fn predict(
             // base first (refused at once when the base overlaps), then
             // runs the op's own node (which unpacks what it
             // saved), then copies the gradient into the view.
-            if let Some(d) = wrapped
-                .filter(|_| !overlapping_base)
-                .and_then(|w| stale_saved(m, w))
-            {
-                return EagerPrediction::backward(d);
+            if let Some(w) = wrapped.filter(|_| !overlapping_base) {
+                if let Some(d) = stale_saved(m, w) {
+                    return EagerPrediction::backward(d);
+                }
+                // An op without a derivative raises before the copy
+                // (tests/oracle/copyslices_not_implemented_first.tp).
+                if let Some(op) = m.nodes[w].not_implemented {
+                    return EagerPrediction::backward(no_derivative(op, m.nodes[w].span));
+                }
             }
             let d = Diagnostic::error(
                 "inplace-overlapping",
@@ -190,16 +194,7 @@ pub(crate) fn predict(
                     return EagerPrediction::backward(d);
                 }
             }
-            let help = if op.after_unpack() {
-                "use the out-of-place op, or a slope of 0 or more"
-            } else {
-                "detach the result, or compute it under `torch.no_grad()`"
-            };
-            return EagerPrediction::backward(
-                Diagnostic::error("other", op.message(), span)
-                    .with_label("backward cannot go through this op")
-                    .with_help(help),
-            );
+            return EagerPrediction::backward(no_derivative(op, span));
         }
         if let Some(d) = stale_saved(m, n) {
             return EagerPrediction::backward(d);
@@ -406,6 +401,18 @@ fn invalid_gradient(
 
 /// The error of unpacking a tensor node `n` saved that was modified in
 /// place since.
+/// Backward reaching the node of `op`, which has no derivative, at `span`.
+fn no_derivative(op: super::domain::NoDerivative, span: crate::Span) -> Diagnostic {
+    let help = if op.after_unpack() {
+        "use the out-of-place op, or a slope of 0 or more"
+    } else {
+        "detach the result, or compute it under `torch.no_grad()`"
+    };
+    Diagnostic::error("other", op.message(), span)
+        .with_label("backward cannot go through this op")
+        .with_help(help)
+}
+
 fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     // The generated node unpacks its saved inputs in the order of their
     // names, then its saved outputs (gen_autograd_functions.py sorts them).
