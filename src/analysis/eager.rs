@@ -399,8 +399,6 @@ fn invalid_gradient(
     })
 }
 
-/// The error of unpacking a tensor node `n` saved that was modified in
-/// place since.
 /// Backward reaching the node of `op`, which has no derivative, at `span`.
 fn no_derivative(op: super::domain::NoDerivative, span: crate::Span) -> Diagnostic {
     let help = if op.after_unpack() {
@@ -413,6 +411,8 @@ fn no_derivative(op: super::domain::NoDerivative, span: crate::Span) -> Diagnost
         .with_help(help)
 }
 
+/// The error of unpacking a tensor node `n` saved that was modified in
+/// place since.
 fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     // The generated node unpacks its saved inputs in the order of their
     // names, then its saved outputs (gen_autograd_functions.py sorts them).

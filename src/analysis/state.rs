@@ -1403,7 +1403,7 @@ impl Machine {
     /// The extent of sizes and strides that the guards so far made integers:
     /// a tensor made after a specialisation gets them as plain ints, so its
     /// storage's size in bytes is a number too (`has_static_sizes`; resize_
-    /// of a clone made then, tests/oracle/specialised_static_sizes.tp).
+    /// of a clone made then, tests/oracle/resize_after_specialisation.tp).
     fn specialised_extent(&self, sizes: &[SymInt], strides: &[SymInt]) -> Option<i64> {
         if self.mode != Mode::Analysis || self.sizes.env.num_replacements() == 0 {
             return None;
@@ -1463,12 +1463,13 @@ impl Machine {
             return true;
         }
         let made = self.made_at_replacements.get(&t).copied().unwrap_or(0);
-        let written = match remade_by_writes {
-            true => (self.written_at_replacements)
+        let written = if remade_by_writes {
+            (self.written_at_replacements)
                 .get(&tensor.storage)
                 .copied()
-                .unwrap_or(0),
-            false => 0,
+                .unwrap_or(0)
+        } else {
+            0
         };
         let k = made.max(written) as usize;
         k > 0 && dims.all(|d| self.sizes.env.concrete_within(d, k))
