@@ -1162,6 +1162,16 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                     super::values::note_compare_mask(&mut it.m, op.name, &get, *out);
                 }
             }
+            if let ([_, indices], Mode::Eager) = (outs.as_slice(), it.m.mode) {
+                // sort's, topk's and max/min(dim)'s indices: positions
+                // along the dim (tests/oracle/sort_topk_indices.tp).
+                let get = |k: &str| a.get(k).clone();
+                if let Some(sets) = super::values::indices_along(&it.m, op.name, &get, *indices) {
+                    if let Some(written) = it.m.written_values(*indices, sets) {
+                        it.m.commit_values(written);
+                    }
+                }
+            }
             let node = record_composite(it, &a, &named, saved_variant(&a), false, &outs, span)
                 .map_err(|e| op_error(e, span))?;
             if let Some(node) = node {

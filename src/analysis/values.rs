@@ -536,6 +536,27 @@ pub fn after_functional(
     Some(as_dtype(m, out, sets))
 }
 
+/// The value sets of the indices `out` that `sort`, `topk`, or `max` or
+/// `min` over a dim return with their values: positions along the dim.
+pub fn indices_along(
+    m: &Machine,
+    op: &str,
+    get: &dyn Fn(&str) -> Value,
+    out: TensorId,
+) -> Option<Vec<ValueSet>> {
+    if !m.follows_values(out) || !matches!(op, "sort" | "topk" | "max" | "min") {
+        return None;
+    }
+    let Value::Tensor(me) = get("self") else {
+        return None;
+    };
+    let dim = get("dim");
+    if matches!(op, "max" | "min") && !matches!(dim, Value::Int(_)) {
+        return None;
+    }
+    positions_along(m, me, &dim, out)
+}
+
 /// The value sets of `argsort`'s, `argmax`'s or `argmin`'s result `out`
 /// (of any dtype's `me`): each element a position along `dim`, or in the
 /// flattened tensor when there is none, so any of 0..n (a sample of them
