@@ -1156,9 +1156,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
             if let ([out], Mode::Eager) = (outs.as_slice(), it.m.mode) {
                 let get = |k: &str| a.get(k).clone();
                 if let Some(sets) = super::values::after_functional(&it.m, op.name, &get, *out) {
-                    if let Some(written) = it.m.written_values(*out, sets) {
-                        it.m.commit_values(written);
-                    }
+                    it.m.record_values(*out, sets);
                     super::values::note_compare_mask(&mut it.m, op.name, &get, *out);
                 }
             }
@@ -1167,9 +1165,7 @@ fn apply_op(it: &mut Interp, op: &'static OpDef, mut a: Args, span: Span) -> R<V
                 // along the dim (tests/oracle/sort_topk_indices.tp).
                 let get = |k: &str| a.get(k).clone();
                 if let Some(sets) = super::values::indices_along(&it.m, op.name, &get, *indices) {
-                    if let Some(written) = it.m.written_values(*indices, sets) {
-                        it.m.commit_values(written);
-                    }
+                    it.m.record_values(*indices, sets);
                 }
             }
             let node = record_composite(it, &a, &named, saved_variant(&a), false, &outs, span)
@@ -5702,9 +5698,7 @@ fn copy_of(
     let out = it.m.op_result(meta, op, &[("self", Some(me))], span)?;
     if it.m.mode == Mode::Eager {
         if let Some(sets) = super::values::after_copy(&it.m, me, out) {
-            if let Some(written) = it.m.written_values(out, sets) {
-                it.m.commit_values(written);
-            }
+            it.m.record_values(out, sets);
         }
     }
     Ok(Value::Tensor(out))
@@ -8286,18 +8280,14 @@ fn creation(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpResu
             numel,
         ) {
             let sets = vec![set; usize::try_from(n).unwrap_or(0)];
-            if let Some(written) = it.m.written_values(id, sets) {
-                it.m.commit_values(written);
-            }
+            it.m.record_values(id, sets);
         }
     }
     if (integral && it.m.mode == Mode::Eager) || fake_constant {
         if let Some(values) = created_values(it, op, a, id) {
             if it.m.mode == Mode::Eager {
                 let sets = values.iter().map(|&v| smallvec![v]).collect();
-                if let Some(written) = it.m.written_values(id, sets) {
-                    it.m.commit_values(written);
-                }
+                it.m.record_values(id, sets);
             }
             it.m.record_literal(id, values.into());
         }

@@ -213,6 +213,15 @@ impl Machine {
         values
     }
 
+    /// Records that `id`'s elements (row-major) hold `sets` now, a tensor
+    /// just made (`written_values` then `commit_values`, nothing written in
+    /// between); records nothing when they cannot be followed.
+    pub fn record_values(&mut self, id: TensorId, sets: Vec<ValueSet>) {
+        if let Some(written) = self.written_values(id, sets) {
+            self.commit_values(written);
+        }
+    }
+
     /// Records the values a write left (`written_values`, taken before it).
     pub fn commit_values(&mut self, values: PendingValues) {
         let mutations = self.storages[values.storage].mutations;
