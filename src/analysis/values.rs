@@ -346,6 +346,18 @@ pub fn after_copy(m: &Machine, src: TensorId, out: TensorId) -> Option<Vec<Value
     Some(as_dtype(m, out, sets))
 }
 
+/// `v` as an element of `dtype` holds it: the low bits, two's complement
+/// (uint8's 0..=255), as C++ stores an integer of a wider type.
+fn wrapped(dtype: DType, v: i64) -> i64 {
+    match dtype {
+        DType::U8 => i64::from(v as u8),
+        DType::I8 => i64::from(v as i8),
+        DType::I16 => i64::from(v as i16),
+        DType::I32 => i64::from(v as i32),
+        _ => v,
+    }
+}
+
 /// Whether two tensors read the same storage elements in the same order.
 fn same_elements(m: &Machine, a: TensorId, b: TensorId) -> bool {
     let (x, y) = (&m.tensors[a], &m.tensors[b]);
@@ -709,10 +721,19 @@ fn modelled(
         Value::Tensor(t) => m.constant_value(*t),
         _ => None,
     };
+    // Integer arithmetic wraps around at the dtype's width, as the
+    // kernels' C++ arithmetic does (`x.mul_(3)` after `random_()`).
+    let dtype = m.tensors[me].dtype;
     let unary = |f: &dyn Fn(i64) -> Option<i64>| -> Option<Vec<ValueSet>> {
         base()?
             .into_iter()
-            .map(|set| set_of(set.into_iter().map(f).collect::<Option<Vec<_>>>()?))
+            .map(|set| {
+                set_of(
+                    set.into_iter()
+                        .map(|v| f(v).map(|v| wrapped(dtype, v)))
+                        .collect::<Option<Vec<_>>>()?,
+                )
+            })
             .collect()
     };
     let numel = || m.element_positions(me).map(|p| p.len());
@@ -746,9 +767,9 @@ fn modelled(
             };
             Some(vec![spread_set(lo, hi)?; numel()?])
         }
-        "neg_" => unary(&|v| v.checked_neg()),
+        "neg_" => unary(&|v| Some(v.wrapping_neg())),
         "sign_" | "sgn_" => unary(&|v| Some(v.signum())),
-        "abs_" => unary(&|v| v.checked_abs()),
+        "abs_" => unary(&|v| Some(v.wrapping_abs())),
         "relu_" => unary(&|v| Some(v.max(0))),
         "clamp_" | "clamp_min_" | "clamp_max_" => {
             let (lo, hi) = match op {
@@ -797,8 +818,8 @@ fn modelled(
             };
             let apply = |a: i64, b: i64| -> Option<i64> {
                 match op {
-                    "add_" => a.checked_add(b.checked_mul(alpha)?),
-                    "sub_" => a.checked_sub(b.checked_mul(alpha)?),
+                    "add_" => Some(a.wrapping_add(b.wrapping_mul(alpha))),
+                    "sub_" => Some(a.wrapping_sub(b.wrapping_mul(alpha))),
                     "minimum" => Some(a.min(b)),
                     "maximum" => Some(a.max(b)),
                     "div_" | "floor_divide_" if b == 0 => None,
@@ -808,9 +829,10 @@ fn modelled(
                     "fmod_" => a.checked_rem(b),
                     // Integer powers (a negative exponent is refused by the
                     // kernel).
-                    "pow_" => a.checked_pow(u32::try_from(b).ok()?),
-                    _ => a.checked_mul(b),
+                    "pow_" => Some(a.wrapping_pow(u32::try_from(b).ok()?)),
+                    _ => Some(a.wrapping_mul(b)),
                 }
+                .map(|v| wrapped(dtype, v))
             };
             let other = get(if op == "pow_" { "exponent" } else { "other" });
             if let Some(b) = int(&other) {
