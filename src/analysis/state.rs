@@ -119,6 +119,12 @@ pub struct Machine {
     /// outputs at the end, sync their tensors first (`Machine::sync`).
     /// Empty unless a write changed a layout.
     pub pending_values: rustc_hash::FxHashMap<TensorId, Result<SharedGeometry, OpError>>,
+    /// `replace_value`'s views regenerated with their own in-place metadata
+    /// ops replayed: the sizes and strides before each op, then the value.
+    /// A view made before those ops is replayed from the value of then,
+    /// which undoing them cannot give (a `squeeze_` drops its size-1 dims'
+    /// strides). Valid while the tensor's value is the last one.
+    replayed_steps: rustc_hash::FxHashMap<TensorId, Vec<(Dims, Dims)>>,
     /// Eager: the sizes a tensor's grad_fn expects for its gradient (its
     /// input metadata), where an in-place metadata op that recorded no
     /// history (under no_grad or inference_mode) changed the tensor's own.
@@ -410,6 +416,7 @@ impl Machine {
             fresh_values: Default::default(),
             metadata_flag_kept: Default::default(),
             pending_values: Default::default(),
+            replayed_steps: Default::default(),
             grad_sizes: Default::default(),
             saved_as_views: Default::default(),
             unsynced_operands: Default::default(),
@@ -2066,6 +2073,7 @@ impl Machine {
     /// made with (`python_geom`): code that decomposes in Python reads
     /// them. Analysis only: eager writes into the tensor's own memory.
     pub fn replace_value(&mut self, target: TensorId, strides: Dims) -> OpResult<()> {
+        self.replayed_steps.clear();
         // The views from `target` up to its base: each with its geometry
         // and the sizes and strides the inverses give its new value.
         let geom = self.tensors[target].geom.clone();
@@ -2348,7 +2356,20 @@ impl Machine {
         if !self.changed_since_made(parent, child) {
             return Ok(Some((geom, sizes, strides)));
         }
-        self.undo_metadata_changes_since(parent, child as usize, &geom, &sizes, &strides)
+        let replayed = self.replayed_steps.get(&parent).and_then(|steps| {
+            let before = self.metadata_changes.get(&parent)?;
+            let last = steps.last()?;
+            (last.0 == sizes && last.1 == strides && steps.len() == before.len() + 1)
+                .then(|| steps[before.iter().filter(|c| c.made <= child as usize).count()].clone())
+        });
+        let then =
+            self.undo_metadata_changes_since(parent, child as usize, &geom, &sizes, &strides)?;
+        Ok(match (then, replayed) {
+            (Some((geom, undone, _)), Some((sizes, strides))) if undone == sizes => {
+                Some((geom, sizes, strides))
+            }
+            (then, _) => then,
+        })
     }
 
     /// `undo_metadata_changes` of the changes made after `since` tensors
@@ -2414,7 +2435,16 @@ impl Machine {
         else {
             return Ok(None);
         };
-        self.replay_metadata_changes(&changes, now, sizes, strides)
+        if changes.is_empty() {
+            return Ok(Some((sizes, strides)));
+        }
+        let mut steps = Vec::with_capacity(changes.len() + 1);
+        let value = self.replay_metadata_changes_from(&changes, now, sizes, strides, &mut steps)?;
+        if let Some(value) = &value {
+            steps.push(value.clone());
+            self.replayed_steps.insert(id, steps);
+        }
+        Ok(value)
     }
 
     /// `changes` (a tensor's in-place metadata ops, its last view metas)
@@ -2425,10 +2455,24 @@ impl Machine {
         &mut self,
         changes: &[MetadataChange],
         now: &SharedGeometry,
+        sizes: Dims,
+        strides: Dims,
+    ) -> OpResult<Option<(Dims, Dims)>> {
+        self.replay_metadata_changes_from(changes, now, sizes, strides, &mut Vec::new())
+    }
+
+    /// `replay_metadata_changes`, pushing onto `steps` the value before
+    /// each change.
+    fn replay_metadata_changes_from(
+        &mut self,
+        changes: &[MetadataChange],
+        now: &SharedGeometry,
         mut sizes: Dims,
         mut strides: Dims,
+        steps: &mut Vec<(Dims, Dims)>,
     ) -> OpResult<Option<(Dims, Dims)>> {
         for (k, change) in changes.iter().enumerate() {
+            steps.push((sizes.clone(), strides.clone()));
             let next = changes.get(k + 1).map_or(now, |c| &c.before);
             let after = change.after.as_ref().unwrap_or(next);
             if after.sizes() != next.sizes() {
