@@ -10181,6 +10181,10 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 let bias = a.opt_tensor("bias")?;
                 return analysis_linear(it, x, w, bias, span).map(|v| (vec![], Some(v)));
             }
+            // Every path takes `weight.t()` before the product.
+            if ws.len() > 2 {
+                return Err(shape::t_rank_error(ws.len()));
+            }
             let wt: Dims = ws.iter().rev().cloned().collect();
             let mut sizes = matmul_shape(it, "matmul", &xs, &wt)?;
             let bias = a.opt_tensor("bias")?;
