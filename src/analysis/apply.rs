@@ -7716,6 +7716,11 @@ fn storage_op(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                     };
                     let made = it.m.tensors.len();
                     it.m.set_sources.insert(me, (src, made));
+                    if it.m.functional_view_like(src).is_some() {
+                        it.m.set_onto_views.insert(me);
+                    } else {
+                        it.m.set_onto_views.remove(&me);
+                    }
                     // set__impl takes the source's value as it is.
                     match it.m.fresh_values.get(&src).copied() {
                         Some(fresh) => it.m.fresh_values.insert(me, fresh),

@@ -95,6 +95,10 @@ pub struct Machine {
     /// (FunctionalTensorWrapper::set__impl): the source, and how many
     /// tensors existed then (views made before keep the old metas).
     pub set_sources: rustc_hash::FxHashMap<TensorId, (TensorId, usize)>,
+    /// The analysis's tensors `set_()` onto a tensor that is a view to
+    /// functionalization (`functional_view_like`): set__impl gave them its
+    /// view metas, so they are views too.
+    pub set_onto_views: rustc_hash::FxHashSet<TensorId>,
     /// Whether inference_mode was ever entered (so inference tensors may
     /// exist): the checks only they need are skipped until then.
     pub made_inference: bool,
@@ -412,6 +416,7 @@ impl Machine {
             python_geom: Default::default(),
             python_storage: Default::default(),
             set_sources: Default::default(),
+            set_onto_views: Default::default(),
             made_inference: false,
             fresh_values: Default::default(),
             metadata_flag_kept: Default::default(),
@@ -3811,31 +3816,10 @@ impl Machine {
     /// normal tensor's metadata is changed in place: functionalization replays
     /// views there. Writing a base tensor itself is fine.
     pub fn check_inference_mutation(&self, target: TensorId) -> OpResult<()> {
-        let t = &self.tensors[target];
-        // A tensor whose metadata an in-place op changed is, to
-        // functionalization, a view of its old self (it replays the change
-        // on sync), so it fails as a view does.
-        // A resize_ that grew the storage replaced it and left a base: so
-        // when that was the tensor's only metadata change.
-        let grown_base = !self.grown_by_resize.is_empty()
-            && self.grown_by_resize.contains(&target)
-            && self
-                .metadata_changes
-                .get(&target)
-                .is_some_and(|c| c.len() == 1);
-        // (`_unsafe_view`'s result is, to functionalization, a view of its
-        // source: matmul's fold, a reshape that copies.)
-        let view_like = t.functional_view
-            || (t.metadata_mutated && !grown_base)
-            || self.unsafe_view_sources.contains_key(&target);
-        if view_like && self.inference_lookup_fails(target) {
-            let what = if t.functional_view {
-                "a view of a normal tensor"
-            } else if t.metadata_mutated && !grown_base {
-                "a normal tensor whose metadata an in-place op changed"
-            } else {
-                "the result of `_unsafe_view` (matmul's fold, a reshape that copies), a view to functionalization,"
-            };
+        if let Some(what) = self.functional_view_like(target) {
+            if !self.inference_lookup_fails(target) {
+                return Ok(());
+            }
             return Err(OpError::new(
                 "other",
                 format!("PyTorch's metadata analysis fails on an in-place write to {what} under inference_mode (KeyError in functionalization)"),
@@ -3843,6 +3827,33 @@ impl Machine {
             .help("do the in-place op outside the inference_mode block, or on a clone"));
         }
         Ok(())
+    }
+
+    /// What makes `id` a view to functionalization (not a base), if it is
+    /// one: said as "an in-place write to {what}".
+    pub fn functional_view_like(&self, id: TensorId) -> Option<&'static str> {
+        let t = &self.tensors[id];
+        // A tensor whose metadata an in-place op changed is, to
+        // functionalization, a view of its old self (it replays the change
+        // on sync), so it fails as a view does.
+        // A resize_ that grew the storage replaced it and left a base: so
+        // when that was the tensor's only metadata change.
+        let grown_base = !self.grown_by_resize.is_empty()
+            && self.grown_by_resize.contains(&id)
+            && self.metadata_changes.get(&id).is_some_and(|c| c.len() == 1);
+        if t.functional_view {
+            Some("a view of a normal tensor")
+        } else if self.set_onto_views.contains(&id) {
+            Some("a normal tensor `set_()` onto a view (which took its view metas)")
+        } else if t.metadata_mutated && !grown_base {
+            Some("a normal tensor whose metadata an in-place op changed")
+        } else if self.unsafe_view_sources.contains_key(&id) {
+            // (`_unsafe_view`'s result is, to functionalization, a view of
+            // its source: matmul's fold, a reshape that copies.)
+            Some("the result of `_unsafe_view` (matmul's fold, a reshape that copies), a view to functionalization,")
+        } else {
+            None
+        }
     }
 
     /// PyTorch 2.7.1's analysis fails (a KeyError on a storage weakref in
