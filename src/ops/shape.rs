@@ -1091,6 +1091,71 @@ pub fn view_inverse_geometry(
     })
 }
 
+/// A slicing view (`select`, `slice` and the ops that split) replayed on
+/// its base's new value: the base's new strides, less the selected dim or
+/// with the sliced dim's stride times the slice's step, and the view's own
+/// size along it. None when the geometries do not tell the dim (or the
+/// step), or the base's size along it changed.
+fn slicing_replay(
+    view: &ViewStep,
+    base_sizes: &[SymInt],
+    base_strides: &[SymInt],
+    s: &mut Sizes,
+) -> OpResult<Option<(Dims, Dims)>> {
+    let (bs, bt) = (view.base_sizes, view.base_strides);
+    match view.op {
+        "select" | "unbind" if view.sizes.len() + 1 == bs.len() => {
+            // The dims whose removal leaves the view's geometry: dims alike
+            // in size and stride must replay alike.
+            let mut replayed: Option<(Dims, Dims)> = None;
+            for d in 0..bs.len() {
+                if !(without(bs, d).eq(view.sizes.iter()) && without(bt, d).eq(view.strides.iter()))
+                {
+                    continue;
+                }
+                let here: (Dims, Dims) = (
+                    without(base_sizes, d).cloned().collect(),
+                    without(base_strides, d).cloned().collect(),
+                );
+                match &replayed {
+                    Some(other) if *other != here => return Ok(None),
+                    _ => replayed = Some(here),
+                }
+            }
+            Ok(replayed)
+        }
+        "slice" | "narrow" | "split" | "split_with_sizes" | "tensor_split"
+            if view.sizes.len() == bs.len() =>
+        {
+            let differs: smallvec::SmallVec<[usize; 2]> = (0..bs.len())
+                .filter(|&d| bs[d] != view.sizes[d] || bt[d] != view.strides[d])
+                .collect();
+            let (mut sizes, mut strides): (Dims, Dims) = (base_sizes.into(), base_strides.into());
+            match differs.as_slice() {
+                [] => {}
+                &[d] => {
+                    let step = if bt[d] == view.strides[d] {
+                        1
+                    } else {
+                        match (bt[d].as_int(), view.strides[d].as_int()) {
+                            (Some(b), Some(v)) if b != 0 && v % b == 0 && v / b > 0 => v / b,
+                            _ => return Ok(None),
+                        }
+                    };
+                    if base_sizes[d] != bs[d] {
+                        return Ok(None);
+                    }
+                    sizes[d] = view.sizes[d].clone();
+                    strides[d] = s.mul(&base_strides[d], &SymInt::int(step))?;
+                }
+                _ => return Ok(None),
+            }
+            Ok(Some((sizes, strides)))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The strides of expand's inverse, `base + sum_to(value - base, sizes)`
 /// (ViewInverses.cpp), `sizes` the base's: the sum is a fresh tensor, and
 /// the addition takes the base's layout wherever the base's strides tell
@@ -1127,6 +1192,9 @@ pub fn view_replay_geometry(
     let bs = view.base_sizes;
     if base_strides.len() != bs.len() || base_sizes.len() != bs.len() {
         return Ok(None);
+    }
+    if let Some(replayed) = slicing_replay(view, base_sizes, base_strides, s)? {
+        return Ok(Some(replayed));
     }
     let Some(map) = view.dim_map() else {
         return Ok(None);
