@@ -2090,6 +2090,11 @@ impl Machine {
         let parents = self.view_parents(target);
         for (i, &(child, parent)) in parents.iter().enumerate() {
             if self.tensors[parent].storage != self.tensors[child].storage {
+                // A view set_() onto a base took the base's (no) view
+                // metas: it is the root now.
+                if self.set_sources.contains_key(&child) && !self.set_onto_views.contains(&child) {
+                    break;
+                }
                 return Ok(());
             }
             let (_, old, sizes, strides) = &chain[chain.len() - 1];
@@ -2390,14 +2395,29 @@ impl Machine {
         let Some(changes) = self.metadata_changes.get(&id) else {
             return Ok(Some((now.clone(), sizes.clone(), strides.clone())));
         };
-        let changes = changes.clone();
+        let changes: Vec<MetadataChange> =
+            changes.iter().filter(|c| c.made > since).cloned().collect();
+        self.undo_changes(&changes, now, sizes, strides)
+    }
+
+    /// `changes` (the last of a tensor's in-place metadata ops) undone
+    /// from a value of `sizes` and `strides` on the geometry `now`: the
+    /// geometry before the first of them and the value on it. None when an
+    /// op has no inverse tpi runs.
+    fn undo_changes(
+        &mut self,
+        changes: &[MetadataChange],
+        now: &SharedGeometry,
+        sizes: &Dims,
+        strides: &Dims,
+    ) -> OpResult<Option<(SharedGeometry, Dims, Dims)>> {
         let (mut after, mut sizes, mut strides) = (now.clone(), sizes.clone(), strides.clone());
         for MetadataChange {
             before,
             rule,
             after: made,
             ..
-        } in changes.iter().rev().filter(|c| c.made > since)
+        } in changes.iter().rev()
         {
             let made = made.as_ref().unwrap_or(&after);
             // Sizes changed since by an op not recorded here (`resize_`):
@@ -2584,7 +2604,30 @@ impl Machine {
             // on it in turn (tests/oracle/set_alias_views_regenerated.tp).
             let mut aliased: smallvec::SmallVec<[Regenerated; 4]> = smallvec::SmallVec::new();
             for (id, from) in aliases {
-                let (_, from_old, sizes, strides) = changed[at[&from]].clone();
+                let (_, mut from_old, mut sizes, mut strides) = changed[at[&from]].clone();
+                // `from` was set_() onto `id` and changed its metadata
+                // since: those are view metas of its own, undone to give
+                // the value `id` shares (tests/oracle/set_source_after_target_metadata_op.tp).
+                if self
+                    .set_sources
+                    .get(&from)
+                    .is_some_and(|&(src, _)| src == id)
+                {
+                    let after_set: Vec<MetadataChange> = self
+                        .metadata_changes
+                        .get(&from)
+                        .and_then(|c| {
+                            let k = c.iter().rposition(|c| c.rule == "set_")?;
+                            Some(c[k + 1..].to_vec())
+                        })
+                        .unwrap_or_default();
+                    if !after_set.is_empty() {
+                        match self.undo_changes(&after_set, &from_old, &sizes, &strides)? {
+                            Some(then) => (from_old, sizes, strides) = then,
+                            None => continue,
+                        }
+                    }
+                }
                 let old = self.tensors[id].geom.clone();
                 if self.tensors[id].storage != storage
                     || old.sizes() != from_old.sizes()
