@@ -3475,11 +3475,20 @@ impl Machine {
     /// unbind's replay guards them. Pieces of split and chunk, and
     /// `select`, do not (tests/oracle/random/regress_symbolic_sizes.tp);
     /// a tensor above the unbound one keeps its symbols.
+    /// A tensor `set_()` onto a view took the view's metas, so a write
+    /// through it replays those (tests/oracle/set_onto_unbind_piece.tp).
     fn specialise_unbind_base(&mut self, target: TensorId) {
-        for (view, parent) in self.view_parents(target) {
-            let t = &self.tensors[view];
-            if t.multi_output_view && t.origin_op.as_str() == "unbind" {
-                self.guard_sizes_to_hints(parent, |_| true);
+        let mut cur = target;
+        for _ in 0..8 {
+            for (view, parent) in self.view_parents(cur) {
+                let t = &self.tensors[view];
+                if t.multi_output_view && t.origin_op.as_str() == "unbind" {
+                    self.guard_sizes_to_hints(parent, |_| true);
+                }
+            }
+            match self.set_sources.get(&cur) {
+                Some(&(src, _)) if src != cur && self.set_onto_views.contains(&cur) => cur = src,
+                _ => break,
             }
         }
     }
