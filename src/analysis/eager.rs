@@ -143,15 +143,13 @@ pub(crate) fn predict(
             // base first (refused at once when the base overlaps), then
             // runs the op's own node (which unpacks what it
             // saved), then copies the gradient into the view.
-            if let Some(w) = wrapped.filter(|_| !overlapping_base) {
-                if let Some(d) = stale_saved(m, w) {
-                    return EagerPrediction::backward(d);
-                }
-                // An op without a derivative raises before the copy
-                // (tests/oracle/copyslices_not_implemented_first.tp).
-                if let Some(op) = m.nodes[w].not_implemented {
-                    return EagerPrediction::backward(no_derivative(op, m.nodes[w].span));
-                }
+            // (An op without a derivative raises before the copy:
+            // tests/oracle/copyslices_not_implemented_first.tp.)
+            if let Some(d) = wrapped
+                .filter(|_| !overlapping_base)
+                .and_then(|w| wrapped_node_error(m, w))
+            {
+                return EagerPrediction::backward(d);
             }
             let d = Diagnostic::error(
                 "inplace-overlapping",
@@ -211,9 +209,9 @@ pub(crate) fn predict(
         if m.bad_grads.contains_key(&n) && m.nodes[n].name.as_str() == "torch::autograd::CopySlices"
         {
             // CopySlices runs the node it wraps (which unpacks what it
-            // saved) before its own gradient is validated
-            // (tests/oracle/copyslices_wrapped_node_first.tp).
-            if let Some(d) = wrapped.and_then(|w| stale_saved(m, w)) {
+            // saved, or has no derivative) before its own gradient is
+            // validated (tests/oracle/copyslices_wrapped_node_first.tp).
+            if let Some(d) = wrapped.and_then(|w| wrapped_node_error(m, w)) {
                 return EagerPrediction::backward(d);
             }
         }
@@ -422,6 +420,17 @@ fn no_derivative(op: super::domain::NoDerivative, span: crate::Span) -> Diagnost
 
 /// The error of unpacking a tensor node `n` saved that was modified in
 /// place since.
+/// The error the node `w` a CopySlices wraps raises when CopySlices runs
+/// it: a saved tensor written since, or no derivative (before or after it
+/// unpacks what it saved, as the op's formula checks).
+fn wrapped_node_error(m: &mut super::state::Machine, w: NodeId) -> Option<Diagnostic> {
+    let (missing, span) = (m.nodes[w].not_implemented, m.nodes[w].span);
+    if let Some(op) = missing.filter(|op| !op.after_unpack()) {
+        return Some(no_derivative(op, span));
+    }
+    stale_saved(m, w).or_else(|| missing.map(|op| no_derivative(op, span)))
+}
+
 fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     // The generated node unpacks its saved inputs in the order of their
     // names, then its saved outputs (gen_autograd_functions.py sorts them).
