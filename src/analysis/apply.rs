@@ -7874,6 +7874,14 @@ fn check_repeats_length(
                 Some(me) => it.m.python_geometry(me).sizes(),
                 None => t.sizes(),
             };
+            // `input.sym_size(dim)` of a tensor Python sees as 0-d (stale
+            // after set_()) does not wrap the dim as a scalar's.
+            if sizes.is_empty() && rsizes.len() <= 1 {
+                return Err(oe(
+                    "other",
+                    format!("Dimension specified as {given} but tensor has no dimensions"),
+                ));
+            }
             let Ok(d) = shape::wrap_dim(given, sizes.len()) else {
                 return Ok(());
             };
