@@ -2365,6 +2365,26 @@ fn refs_floor_divide_strides(
         }
         refs_elementwise(m, ops)
     };
+    // A half dtype is computed in float32: the tensors are converted first
+    // and the result back (prims.convert_element_type, which keeps a
+    // non-overlapping and dense tensor's strides, else lays it out as an
+    // elementwise op of one operand).
+    let half = matches!(dtype, DType::F16 | DType::BF16);
+    let convert = |m: &mut super::state::Machine, g: Geo| -> OpResult<Geo> {
+        if shape::is_non_overlapping_and_dense(&g.0, &g.1, &mut m.sizes) {
+            Ok(g)
+        } else {
+            refs_elementwise(m, &[&g])
+        }
+    };
+    if half {
+        if a.is_some() {
+            x = convert(m, x)?;
+        }
+        if b.is_some() {
+            y = convert(m, y)?;
+        }
+    }
     let result = if dtype.is_floating() {
         let md = op(m, &[&x, &y])?;
         let diff = op(m, &[&x, &md])?;
@@ -2386,7 +2406,12 @@ fn refs_floor_divide_strides(
         let nonzero_div = op(m, &[&div])?;
         floor = op(m, &[&nonzero_div, &floor, &signed_zero])?;
         let nonzero_b = op(m, &[&y])?;
-        op(m, &[&nonzero_b, &floor, &basic])?
+        let result = op(m, &[&nonzero_b, &floor, &basic])?;
+        if half {
+            convert(m, result)?
+        } else {
+            result
+        }
     } else if dtype.is_integral() && dtype != DType::Bool {
         // _floor_divide_integer broadcasts again (a 0-d operand too).
         let out = shape::broadcast_shapes(&x.0, &y.0, &mut m.sizes)?;
@@ -9624,7 +9649,6 @@ fn functional(it: &mut Interp, op: &'static OpDef, a: &Args, span: Span) -> OpRe
                 _ => false,
             }
             && p.dtype == p.common
-            && !matches!(p.common, DType::F16 | DType::BF16)
             && p.tensors.iter().all(|&t| it.m.t(t).dtype == p.common);
         let common = p.common;
         if it.m.mode == Mode::Analysis
