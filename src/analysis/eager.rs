@@ -418,8 +418,6 @@ fn no_derivative(op: super::domain::NoDerivative, span: crate::Span) -> Diagnost
         .with_help(help)
 }
 
-/// The error of unpacking a tensor node `n` saved that was modified in
-/// place since.
 /// The error the node `w` a CopySlices wraps raises when CopySlices runs
 /// it: a saved tensor written since, or no derivative (before or after it
 /// unpacks what it saved, as the op's formula checks).
@@ -431,6 +429,8 @@ fn wrapped_node_error(m: &mut super::state::Machine, w: NodeId) -> Option<Diagno
     stale_saved(m, w).or_else(|| missing.map(|op| no_derivative(op, span)))
 }
 
+/// The error of unpacking a tensor node `n` saved that was modified in
+/// place since.
 fn stale_saved(m: &mut super::state::Machine, n: NodeId) -> Option<Diagnostic> {
     // The generated node unpacks its saved inputs in the order of their
     // names, then its saved outputs (gen_autograd_functions.py sorts them).
